@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wtio.h - a user-space page cache over O_DIRECT with the kernel's newest
+ * buffered I/O modes: write-back, write-through, non-serialized writes,
+ * drop-behind, stripe-aligned writeback and untorn writes.
+ *
+ * Conventions (liburing's):
+ *  - Every handle is opaque.
+ *  - Every call that can fail returns a negative errno value on failure
+ *    (-EINVAL, -EIO, ...). wtio never reports an error through errno.
+ *  - A call that fails because of bad arguments changes nothing.
+ *  - All calls are thread safe; a struct wtio_file may be used by many
+ *    threads at once.
+ */
+#ifndef WTIO_H
+#define WTIO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define WTIO_VERSION_MAJOR 0
+#define WTIO_VERSION_MINOR 1
+
+/* Version of the library actually loaded at run time. */
+int wtio_version_major(void);
+int wtio_version_minor(void);
+/*
+ * True when the loaded library provides at least the API of major.minor:
+ * same major, minor >= the one asked for. Call it as
+ * wtio_check_version(WTIO_VERSION_MAJOR, WTIO_VERSION_MINOR).
+ */
+bool wtio_check_version(int major, int minor);
+
+/* A cache context: memory budget, flusher threads, I/O backend. */
+struct wtio_ctx;
+/* An open file served through a context's cache. */
+struct wtio_file;
+
+/* I/O backends. AUTO picks io_uring when the kernel allows it, else PSYNC. */
+enum wtio_backend {
+	WTIO_BACKEND_AUTO = 0,
+	WTIO_BACKEND_IO_URING = 1,	/* one ring per submitting thread */
+	WTIO_BACKEND_PSYNC = 2,		/* preadv2/pwritev2 */
+	WTIO_BACKEND_FAULT = 3,		/* tests: see wtio_fault.h */
+};
+
+/*
+ * Context configuration. Initialise with wtio_config_init() and change
+ * what you need; a zero field means "the default" where one is noted.
+ */
+struct wtio_config {
+	/* Cache memory budget in bytes. Default: 1/8 of physical memory,
+	 * at most 4 GiB. Must hold at least WTIO_MIN_FOLIOS folios. */
+	uint64_t cache_size;
+	/* Folio size in bytes: a power of two from 4 KiB to 1 MiB.
+	 * Default 4 KiB. Per-block state inside a folio is kept at the
+	 * file's block size (its direct I/O alignment, at least 512 bytes
+	 * and at least folio_size / 64). */
+	uint32_t folio_size;
+	/* Background flusher threads. Default 1, like the kernel's one
+	 * writeback worker per device. */
+	uint32_t nr_flushers;
+	/* Writeback starts when dirty data exceeds this percentage of the
+	 * budget. Default 10. */
+	uint32_t dirty_background_ratio;
+	/* Writers are throttled when dirty data exceeds this percentage of
+	 * the budget. Default 20. Must be >= dirty_background_ratio and
+	 * <= 90. */
+	uint32_t dirty_ratio;
+	/* Dirty data older than this is written back even below the
+	 * background threshold. Default 30000 ms (the kernel's
+	 * dirty_expire_centisecs). */
+	uint32_t dirty_expire_ms;
+	/* How often flushers look for expired data. Default 5000 ms. */
+	uint32_t writeback_interval_ms;
+	/* Largest single I/O wtio builds. Default 1 MiB. */
+	uint32_t max_io_size;
+	/* Largest sequential readahead window. Default 128 KiB; 0 after
+	 * wtio_config_init() turns readahead off only if
+	 * WTIO_CONFIG_NO_READAHEAD is set in flags. */
+	uint32_t readahead_max;
+	/* One of enum wtio_backend. */
+	uint32_t backend;
+	/* WTIO_CONFIG_* bits. */
+	uint32_t flags;
+	/* WTIO_BACKEND_FAULT only: the fault injector (wtio_fault.h). */
+	struct wtio_fault *fault;
+};
+
+#define WTIO_MIN_FOLIOS 16u
+/* Do no sequential readahead. */
+#define WTIO_CONFIG_NO_READAHEAD (1u << 0)
+/* Do not register the cache memory as io_uring fixed buffers. */
+#define WTIO_CONFIG_NO_FIXED_BUFFERS (1u << 1)
+
+/* Fill cfg with the defaults. */
+void wtio_config_init(struct wtio_config *cfg);
+
+/*
+ * Create a context. cfg may be NULL for the defaults. Returns 0 and sets
+ * *ctxp, or -EINVAL (bad configuration), -ENOMEM, -EOPNOTSUPP (the
+ * requested backend cannot work here).
+ */
+int wtio_ctx_create(const struct wtio_config *cfg, struct wtio_ctx **ctxp);
+
+/*
+ * Destroy a context. Every file must be closed first (-EBUSY otherwise,
+ * and nothing is destroyed).
+ */
+int wtio_ctx_destroy(struct wtio_ctx *ctx);
+
+/* The name of the backend a context uses ("io_uring", "psync", "fault"). */
+const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
+
+/*
+ * Per-call flags, also usable as a file's default mode (wtio_open()).
+ */
+/* Submit this write's I/O from the calling thread; return when it is done. */
+#define WTIO_WRITETHROUGH	(1u << 0)
+/* Data integrity for the written range (and the size, for extending
+ * writes) before returning. */
+#define WTIO_DSYNC		(1u << 1)
+/* With WTIO_WRITETHROUGH: take the file lock shared for non-extending
+ * writes. Overlapping concurrent writes may then mix across folios. */
+#define WTIO_NOSERIAL		(1u << 2)
+/* Drop the folios this call used as soon as their I/O (or the read
+ * copy) completes. */
+#define WTIO_DONTCACHE		(1u << 3)
+/* Untorn write: power-of-two length, naturally aligned, within the
+ * file's atomic write unit limits; one RWF_ATOMIC direct I/O. */
+#define WTIO_ATOMIC		(1u << 4)
+/* Return -EAGAIN instead of blocking. */
+#define WTIO_NOWAIT		(1u << 5)
+#define WTIO_ALL_FLAGS		((1u << 6) - 1)
+
+/*
+ * Open path through ctx. oflags: O_RDONLY, O_WRONLY or O_RDWR, plus
+ * O_CREAT, O_EXCL, O_TRUNC, O_DSYNC, O_SYNC, O_CLOEXEC (implied), O_NOATIME.
+ * O_DSYNC/O_SYNC make every write behave as WTIO_DSYNC. mode is used with
+ * O_CREAT. default_flags is OR'd into the flags of every call on the
+ * returned handle (e.g. WTIO_WRITETHROUGH for a write-through file).
+ *
+ * Two opens of the same file in one context share one cache of it.
+ * Returns 0 and sets *filep, or a negative errno: those of open(2) on the
+ * path, -EINVAL for unknown oflags or flags, -EOPNOTSUPP for a flag this
+ * build does not implement, or when the filesystem refuses O_DIRECT.
+ */
+int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
+	      mode_t mode, unsigned int default_flags,
+	      struct wtio_file **filep);
+
+/*
+ * Write back the file's dirty data, make the on-disk size exact and close.
+ * Returns 0, or the first writeback error this handle had not yet seen
+ * (the handle is closed either way).
+ */
+int wtio_close(struct wtio_file *file);
+
+/*
+ * Read up to len bytes at off. Returns the number of bytes read (0 at or
+ * beyond end of file), or a negative errno. flags: WTIO_DONTCACHE,
+ * WTIO_NOWAIT.
+ */
+ssize_t wtio_pread(struct wtio_file *file, void *buf, size_t len, off_t off,
+		   unsigned int flags);
+ssize_t wtio_preadv(struct wtio_file *file, const struct iovec *iov,
+		    int iovcnt, off_t off, unsigned int flags);
+
+/*
+ * Write len bytes at off. Any offset and length; partial blocks are
+ * read-modify-written through the cache. Returns the number of bytes
+ * written or a negative errno. A short count means an error stopped the
+ * write after that many bytes.
+ */
+ssize_t wtio_pwrite(struct wtio_file *file, const void *buf, size_t len,
+		    off_t off, unsigned int flags);
+ssize_t wtio_pwritev(struct wtio_file *file, const struct iovec *iov,
+		     int iovcnt, off_t off, unsigned int flags);
+
+/*
+ * Write back and wait for all dirty data of the file, make the size exact,
+ * then fsync(2) (or fdatasync(2)) the backing file. Returns 0, or the
+ * first error since this handle last reported one (each error is reported
+ * once per handle, like the kernel's errseq).
+ */
+int wtio_fsync(struct wtio_file *file);
+int wtio_fdatasync(struct wtio_file *file);
+
+/* sync_file_range(2) semantics on wtio's cache. */
+#define WTIO_SYNC_RANGE_WAIT_BEFORE	(1u << 0)
+#define WTIO_SYNC_RANGE_WRITE		(1u << 1)
+#define WTIO_SYNC_RANGE_WAIT_AFTER	(1u << 2)
+/*
+ * WAIT_BEFORE waits for writeback already under way in the range, WRITE
+ * starts writeback of its dirty data, WAIT_AFTER waits for that to end.
+ * nbytes == 0 means "to end of file". No durability (no fsync), as with
+ * the system call. Returns 0 or a negative errno.
+ */
+int wtio_sync_range(struct wtio_file *file, off_t off, off_t nbytes,
+		    unsigned int flags);
+
+/*
+ * Set the file's size. Shrinking drops cached data past the new size
+ * (after waiting for I/O in flight on it); growing reads back zeros.
+ * The backing file changes at once.
+ */
+int wtio_ftruncate(struct wtio_file *file, off_t length);
+
+/* The file's size as wtio sees it (>= 0), or a negative errno. */
+off_t wtio_file_size(struct wtio_file *file);
+
+/* Counters of a context, since it was created. */
+struct wtio_stats {
+	uint64_t hits;			/* folio lookups served from cache */
+	uint64_t misses;		/* folio lookups that needed a read */
+	uint64_t readahead_folios;	/* folios read ahead of need */
+	uint64_t bytes_read;		/* bytes read from backing files */
+	uint64_t bytes_written;		/* bytes written to backing files */
+	uint64_t read_ios;		/* read I/Os submitted */
+	uint64_t write_ios;		/* write I/Os submitted */
+	uint64_t dirty_folios;		/* now dirty */
+	uint64_t writeback_folios;	/* now under writeback */
+	uint64_t cached_folios;		/* now in the cache */
+	uint64_t total_folios;		/* the budget, in folios */
+	uint64_t throttle_waits;	/* times a writer waited on dirty limit */
+	uint64_t evictions;		/* folios evicted to make room */
+	uint64_t writeback_errors;	/* failed write I/Os */
+	uint64_t rmw_reads;		/* block reads for partial writes */
+};
+
+/* Fill *st with the context's counters. */
+int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st);
+
+/* Human-readable text for a wtio error value (negative errno). */
+const char *wtio_strerror(int err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WTIO_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wtio_fault.h - the fault-injecting, write-recording I/O backend, for tests.
+ *
+ * A context created with cfg.backend = WTIO_BACKEND_FAULT and cfg.fault = F
+ * does real I/O with preadv2/pwritev2, except where one of F's rules says
+ * otherwise, and F records every write, truncate and flush that completed
+ * on the backing files. The recorder outlives the context, so a test can
+ * "crash" (wtio_ctx_crash()), then rebuild what a disk with a volatile
+ * write cache could hold after power loss (wtio_fault_replay()) and check
+ * that every acknowledged byte is in it.
+ */
+#ifndef WTIO_FAULT_H
+#define WTIO_FAULT_H
+
+#include <wtio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct wtio_fault;
+
+/* Which I/Os a rule matches. */
+#define WTIO_FAULT_READ		(1u << 0)
+#define WTIO_FAULT_WRITE	(1u << 1)
+#define WTIO_FAULT_FLUSH	(1u << 2)	/* fsync/fdatasync */
+
+struct wtio_fault_rule {
+	uint32_t ops;		/* WTIO_FAULT_* mask */
+	uint64_t skip;		/* let this many matching I/Os through first */
+	uint64_t count;		/* then fault this many (0 = every one after) */
+	off_t start, end;	/* only I/Os overlapping [start, end); end 0 = no limit */
+	int error;		/* positive errno to fail with (EIO, ENOSPC), or 0 */
+	uint32_t short_bytes;	/* error == 0: complete only this many bytes
+				 * (a short I/O; 0 = half the I/O, block rounded) */
+	uint32_t delay_us;	/* delay before doing the I/O (with or without error) */
+};
+
+/* A new recorder with no rules. Returns NULL on allocation failure. */
+struct wtio_fault *wtio_fault_create(void);
+/* Free a recorder; every context using it must be destroyed first. */
+void wtio_fault_destroy(struct wtio_fault *fault);
+
+/* Add a rule; rules are checked in the order added. Returns 0 or -EINVAL. */
+int wtio_fault_add_rule(struct wtio_fault *fault,
+			const struct wtio_fault_rule *rule);
+/* Remove all rules (the record stays). */
+void wtio_fault_clear_rules(struct wtio_fault *fault);
+/* How many I/Os the rules have faulted so far. */
+uint64_t wtio_fault_injected(const struct wtio_fault *fault);
+
+/*
+ * The record. Every completed write (with its data), size change and flush
+ * on any backing file, in completion order. An event's number is its
+ * position in that order.
+ */
+uint64_t wtio_fault_nr_events(const struct wtio_fault *fault);
+
+/*
+ * Rebuild the file at path as a crash after the first nr_events recorded
+ * events could have left it, into dst_fd, which must already hold the
+ * file's content from before recording began (for a new file: empty).
+ * Events on other files are ignored. Writes and size changes covered by a
+ * later flush of this file within the prefix are applied in order; those
+ * after the last such flush are applied each with probability 1/2, chosen
+ * by seed (seed 0: all applied, i.e. the disk kept everything). Returns 0
+ * or a negative errno.
+ */
+int wtio_fault_replay(const struct wtio_fault *fault, const char *path,
+		      uint64_t nr_events, uint64_t seed, int dst_fd);
+
+/*
+ * Simulate a crash of the process using ctx: wait for I/O already
+ * submitted, then free the context and its files without writing back
+ * anything dirty and without fixing sizes. Every handle of ctx is invalid
+ * afterwards. Meant for the fault backend, works with any.
+ */
+void wtio_ctx_crash(struct wtio_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WTIO_FAULT_H */

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * api.c - the public entry points: every argument is checked here, so
+ * that bad input returns a clear negative errno before anything changes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+
+#include "wtio_internal.h"
+
+/* Flags whose behaviour this build implements. The others are defined in
+ * the header so that programs can be written against them, and are
+ * refused with -EOPNOTSUPP rather than silently ignored. */
+#define WTIO_IMPLEMENTED_FLAGS	0u
+#define WTIO_READ_FLAGS		(WTIO_DONTCACHE | WTIO_NOWAIT)
+#define WTIO_MAX_OFFSET		((int64_t)1 << 62)
+
+static int check_flags(unsigned int flags, unsigned int allowed)
+{
+	if (flags & ~WTIO_ALL_FLAGS)
+		return -EINVAL;
+	if (flags & ~allowed)
+		return -EINVAL;
+	if (flags & ~WTIO_IMPLEMENTED_FLAGS)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* A live handle, or NULL for a NULL or closed one. */
+static struct wtio_file *file_live(struct wtio_file *file)
+{
+	if (!file || atomic_load(&file->magic) != WTIO_FILE_MAGIC)
+		return NULL;
+	return file;
+}
+
+WTIO_EXPORT int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
+			  mode_t mode, unsigned int default_flags,
+			  struct wtio_file **filep)
+{
+	int ret;
+
+	if (!ctx || !path || !filep)
+		return -EINVAL;
+	if (!*path)
+		return -ENOENT;
+	ret = check_flags(default_flags, WTIO_ALL_FLAGS);
+	if (ret)
+		return ret;
+	return wtio_file_open(ctx, path, oflags, mode, default_flags, filep);
+}
+
+WTIO_EXPORT int wtio_close(struct wtio_file *file)
+{
+	if (!file_live(file))
+		return -EBADF;
+	return wtio_file_close(file);
+}
+
+/*
+ * Check an iovec array and return its total length, or a negative errno:
+ * -EINVAL for a bad count or a total past SSIZE_MAX, -EFAULT for a NULL
+ * buffer with a non-zero length.
+ */
+static ssize_t iov_total(const struct iovec *iov, int iovcnt)
+{
+	size_t total = 0;
+	int i;
+
+	if (iovcnt < 0 || iovcnt > IOV_MAX)
+		return -EINVAL;
+	if (iovcnt && !iov)
+		return -EFAULT;
+	for (i = 0; i < iovcnt; i++) {
+		if (iov[i].iov_len && !iov[i].iov_base)
+			return -EFAULT;
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
+			return -EINVAL;
+		total += iov[i].iov_len;
+	}
+	return (ssize_t)total;
+}
+
+static ssize_t check_rw(struct wtio_file *file, const struct iovec *iov,
+			int iovcnt, off_t off, unsigned int *flags, bool write)
+{
+	ssize_t len;
+	int ret;
+
+	if (!file_live(file))
+		return -EBADF;
+	if ((file->oflags & O_ACCMODE) == (write ? O_RDONLY : O_WRONLY))
+		return -EBADF;
+	*flags |= write ? file->default_flags :
+		(file->default_flags & WTIO_READ_FLAGS);
+	ret = check_flags(*flags, write ? WTIO_ALL_FLAGS : WTIO_READ_FLAGS);
+	if (ret)
+		return ret;
+	len = iov_total(iov, iovcnt);
+	if (len < 0)
+		return len;
+	if (off < 0 || off > WTIO_MAX_OFFSET)
+		return -EINVAL;
+	if (write && len > WTIO_MAX_OFFSET - off)
+		return -EFBIG;
+	return len;
+}
+
+WTIO_EXPORT ssize_t wtio_preadv(struct wtio_file *file,
+				const struct iovec *iov, int iovcnt, off_t off,
+				unsigned int flags)
+{
+	ssize_t len = check_rw(file, iov, iovcnt, off, &flags, false);
+
+	if (len <= 0)
+		return len;
+	return wtio_buffered_read(file, iov, iovcnt, off, flags);
+}
+
+WTIO_EXPORT ssize_t wtio_pread(struct wtio_file *file, void *buf, size_t len,
+			       off_t off, unsigned int flags)
+{
+	struct iovec v = { buf, len };
+
+	return wtio_preadv(file, &v, 1, off, flags);
+}
+
+WTIO_EXPORT ssize_t wtio_pwritev(struct wtio_file *file,
+				 const struct iovec *iov, int iovcnt,
+				 off_t off, unsigned int flags)
+{
+	ssize_t len = check_rw(file, iov, iovcnt, off, &flags, true);
+
+	if (len <= 0)
+		return len;
+	return wtio_buffered_write(file, iov, iovcnt, off, flags);
+}
+
+WTIO_EXPORT ssize_t wtio_pwrite(struct wtio_file *file, const void *buf,
+				size_t len, off_t off, unsigned int flags)
+{
+	struct iovec v = { (void *)buf, len };
+
+	return wtio_pwritev(file, &v, 1, off, flags);
+}
+
+WTIO_EXPORT int wtio_fsync(struct wtio_file *file)
+{
+	if (!file_live(file))
+		return -EBADF;
+	return wtio_fsync_file(file, false);
+}
+
+WTIO_EXPORT int wtio_fdatasync(struct wtio_file *file)
+{
+	if (!file_live(file))
+		return -EBADF;
+	return wtio_fsync_file(file, true);
+}
+
+WTIO_EXPORT int wtio_sync_range(struct wtio_file *file, off_t off,
+				off_t nbytes, unsigned int flags)
+{
+	if (!file_live(file))
+		return -EBADF;
+	if (off < 0 || nbytes < 0 || off > WTIO_MAX_OFFSET ||
+	    nbytes > WTIO_MAX_OFFSET - off)
+		return -EINVAL;
+	if (flags & ~(WTIO_SYNC_RANGE_WAIT_BEFORE | WTIO_SYNC_RANGE_WRITE |
+		      WTIO_SYNC_RANGE_WAIT_AFTER))
+		return -EINVAL;
+	return wtio_sync_file_range(file, off, nbytes, flags);
+}
+
+WTIO_EXPORT int wtio_ftruncate(struct wtio_file *file, off_t length)
+{
+	if (!file_live(file))
+		return -EBADF;
+	return wtio_file_truncate(file, length);
+}
+
+WTIO_EXPORT off_t wtio_file_size(struct wtio_file *file)
+{
+	if (!file_live(file))
+		return -EBADF;
+	return wtio_inode_size(file->inode);
+}

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buffered_read.c - the read iterator: serve from the cache, read missing
+ * blocks with direct I/O, and read sequential streams ahead in one I/O.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "iov_iter.h"
+#include "wtio_internal.h"
+
+/*
+ * Read len bytes at off into the iovecs, resubmitting after short counts.
+ * A zero-byte read is end of file: the caller zero-fills the rest.
+ * Returns bytes read or a negative errno.
+ */
+static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
+			 int iovcnt, off_t off, size_t len)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	size_t done = 0;
+
+	while (done < len) {
+		struct wtio_io_req req = {
+			.op = WTIO_IO_READ, .fd = inode->fd,
+			.off = off + (off_t)done, .iov = iov, .iovcnt = iovcnt,
+		};
+		ssize_t res = wtio_io_sync(&ctx->io, &req);
+		size_t skip;
+
+		wtio_stat_add(&ctx->st_read_ios, 1);
+		if (res < 0)
+			return res;
+		if (res == 0)
+			break;
+		wtio_stat_add(&ctx->st_bytes_read, (uint64_t)res);
+		done += (size_t)res;
+		/* Advance the iovecs past what was read. */
+		skip = (size_t)res;
+		while (iovcnt && skip >= iov->iov_len) {
+			skip -= iov->iov_len;
+			iov++;
+			iovcnt--;
+		}
+		if (iovcnt) {
+			iov->iov_base = (char *)iov->iov_base + skip;
+			iov->iov_len -= skip;
+		}
+	}
+	return (ssize_t)done;
+}
+
+/* After data came from disk for [from, to) of a folio: keep the rule that
+ * cached bytes past i_size are zero. */
+static void zero_past_eof(struct wtio_inode *inode, struct wtio_folio *folio,
+			  uint32_t from, uint32_t to, size_t got)
+{
+	int64_t base = (int64_t)atomic_load(&folio->index) <<
+		       inode->ctx->folio_shift;
+	int64_t eof = wtio_inode_size(inode) - base;
+	uint32_t z = from + (uint32_t)got;
+
+	/* Short read: the disk file ends there. Past i_size: the disk may
+	 * hold a block tail that wtio's size does not cover. */
+	if (eof < (int64_t)z)
+		z = eof <= (int64_t)from ? from : (uint32_t)eof;
+	if (z < to)
+		memset(folio->data + z, 0, to - z);
+}
+
+int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
+			   uint64_t mask)
+{
+	uint64_t todo = mask & ~atomic_load(&folio->ifs_uptodate);
+	uint32_t bs = inode->block_size;
+	int64_t base = (int64_t)atomic_load(&folio->index) <<
+		       inode->ctx->folio_shift;
+
+	while (todo) {
+		uint32_t first = (uint32_t)__builtin_ctzll(todo);
+		uint32_t n = (uint32_t)__builtin_ctzll(~(todo >> first));
+		uint64_t run = (first + n >= 64) ? ~0ull << first :
+			((1ull << n) - 1) << first;
+		uint32_t from = first * bs, to = (first + n) * bs;
+		struct iovec v = { folio->data + from, to - from };
+		ssize_t got = read_full(inode, &v, 1, base + from, to - from);
+
+		if (got < 0)
+			return (int)got;
+		zero_past_eof(inode, folio, from, to, (size_t)got);
+		wtio_ifs_set_uptodate(inode, folio, run);
+		todo &= ~run;
+	}
+	return 0;
+}
+
+/* Blocks of folio index that lie (at least partly) below size. */
+static uint64_t blocks_below(struct wtio_inode *inode, uint64_t index,
+			     int64_t size)
+{
+	int64_t base = (int64_t)index << inode->ctx->folio_shift;
+	int64_t in = size - base;
+
+	if (in <= 0)
+		return 0;
+	if (in >= inode->ctx->folio_size)
+		return wtio_ifs_all(inode);
+	return wtio_ifs_mask(inode, 0, (uint32_t)in);
+}
+
+/*
+ * A miss on a new folio of a sequential stream: create the next folios
+ * (only those that can be had without waiting) and read them together
+ * with this one in one I/O.
+ */
+static int read_folio_ahead(struct wtio_file *file, struct wtio_folio *folio,
+			    uint32_t window, int64_t isize)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t index = atomic_load(&folio->index);
+	uint64_t nr = window >> ctx->folio_shift, i;
+	uint64_t last = (uint64_t)(isize - 1) >> ctx->folio_shift;
+	struct wtio_folio *v[WTIO_IO_MAX_IOVECS];
+	struct iovec iov[WTIO_IO_MAX_IOVECS];
+	int n = 0, k, ret = 0;
+	size_t len = 0;
+	ssize_t got;
+
+	if (nr > WTIO_IO_MAX_IOVECS)
+		nr = WTIO_IO_MAX_IOVECS;
+	v[n++] = folio;
+	for (i = 1; i < nr && index + i <= last; i++) {
+		struct wtio_folio *f = wtio_folio_try_create(inode, index + i);
+
+		if (!f)
+			break;
+		v[n++] = f;
+	}
+	for (k = 0; k < n; k++) {
+		uint64_t blocks = blocks_below(inode, index + (uint64_t)k, isize);
+		uint32_t bytes = (uint32_t)(64 - __builtin_clzll(blocks)) *
+				 inode->block_size;
+
+		iov[k].iov_base = v[k]->data;
+		iov[k].iov_len = bytes;
+		len += bytes;
+	}
+	got = read_full(inode, iov, n, (off_t)(index << ctx->folio_shift), len);
+	if (got < 0)
+		ret = (int)got;
+	for (k = 0; k < n; k++) {
+		size_t start = (size_t)k << ctx->folio_shift;
+
+		if (!ret) {
+			size_t have = (size_t)got > start ? (size_t)got - start : 0;
+
+			if (have > ctx->folio_size)
+				have = ctx->folio_size;
+			zero_past_eof(inode, v[k], 0, ctx->folio_size, have);
+			wtio_ifs_set_uptodate(inode, v[k], wtio_ifs_all(inode));
+		}
+		if (k) {
+			/* A failed readahead folio simply stays not
+			 * uptodate; whoever needs it reads it again. */
+			wtio_folio_unlock(v[k]);
+			wtio_folio_put(ctx, v[k]);
+		}
+	}
+	wtio_stat_add(&ctx->st_readahead, (uint64_t)(n - 1));
+	return ret;
+}
+
+/* Sequential detection per handle, like the kernel's file_ra_state. */
+static uint32_t readahead_window(struct wtio_file *file, off_t off,
+				 size_t len)
+{
+	struct wtio_ctx *ctx = file->ctx;
+	uint32_t max = ctx->cfg.readahead_max;
+	uint32_t w = atomic_load_explicit(&file->ra_window, memory_order_relaxed);
+
+	if (!max)
+		return 0;
+	if (atomic_load_explicit(&file->ra_next, memory_order_relaxed) != off &&
+	    off != 0) {
+		w = 0;
+	} else {
+		w = w ? w * 2 : 4 * ctx->folio_size;
+		if (w > max)
+			w = max;
+	}
+	atomic_store_explicit(&file->ra_window, w, memory_order_relaxed);
+	atomic_store_explicit(&file->ra_next, off + (off_t)len,
+			      memory_order_relaxed);
+	return w;
+}
+
+ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
+			   int iovcnt, off_t off, unsigned int flags)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	bool nowait = flags & WTIO_NOWAIT;
+	struct wtio_iov_iter it;
+	size_t len = 0, done = 0;
+	uint32_t window;
+	int64_t isize;
+	int i, ret = 0;
+
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (nowait) {
+		if (pthread_rwlock_tryrdlock(&inode->i_rwsem))
+			return -EAGAIN;
+	} else {
+		pthread_rwlock_rdlock(&inode->i_rwsem);
+	}
+	isize = wtio_inode_size(inode);
+	if (off >= isize || !len)
+		goto out;
+	if ((int64_t)len > isize - off)
+		len = (size_t)(isize - off);
+	window = readahead_window(file, off, len);
+	wtio_iter_init(&it, iov, iovcnt);
+
+	while (done < len) {
+		off_t pos = off + (off_t)done;
+		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
+		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
+		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
+					       len - done : ctx->folio_size - from);
+		struct wtio_folio *f = wtio_folio_lookup(inode, index);
+		bool created;
+
+		if (f && wtio_ifs_range_uptodate(inode, f, from, to)) {
+			wtio_stat_add(&ctx->st_hits, 1);
+			wtio_iter_copy(&it, f->data + from, to - from, true);
+			wtio_folio_put(ctx, f);
+			done += to - from;
+			continue;
+		}
+		if (f)
+			wtio_folio_put(ctx, f);
+		if (nowait) {
+			ret = -EAGAIN;
+			break;
+		}
+		ret = wtio_folio_get_locked(inode, index, false, &f, &created);
+		if (ret)
+			break;
+		if (created && window)
+			ret = read_folio_ahead(file, f, window, isize);
+		else if (!wtio_ifs_range_uptodate(inode, f, from, to))
+			ret = wtio_folio_read_blocks(inode, f,
+					blocks_below(inode, index, isize));
+		if (!ret)
+			wtio_iter_copy(&it, f->data + from, to - from, true);
+		wtio_folio_unlock(f);
+		wtio_folio_put(ctx, f);
+		if (ret)
+			break;
+		done += to - from;
+	}
+out:
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	return done ? (ssize_t)done : ret;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * buffered_write.c - the write iterator: for each folio, get it locked,
+ * wait until it is stable (not under writeback), read-modify-write the
+ * partial blocks, copy, mark dirty; move i_size as data lands.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "iov_iter.h"
+#include "wtio_internal.h"
+
+/*
+ * Make the partially written blocks of [from, to) uptodate before the
+ * copy: blocks wholly at or past the old size are zeros, the others are
+ * read from disk.
+ */
+static int prepare_partial_blocks(struct wtio_inode *inode,
+				  struct wtio_folio *folio, uint32_t from,
+				  uint32_t to, int64_t isize)
+{
+	uint32_t bs = inode->block_size;
+	int64_t base = (int64_t)atomic_load(&folio->index) <<
+		       inode->ctx->folio_shift;
+	uint64_t partial = 0, uptodate, zero = 0, read = 0;
+	uint64_t b;
+
+	if (from & (bs - 1))
+		partial |= 1ull << (from >> inode->block_shift);
+	if (to & (bs - 1))
+		partial |= 1ull << (to >> inode->block_shift);
+	uptodate = atomic_load(&folio->ifs_uptodate);
+	partial &= ~uptodate;
+	for (b = partial; b; b &= b - 1) {
+		uint32_t i = (uint32_t)__builtin_ctzll(b);
+
+		if (base + (int64_t)i * bs >= isize)
+			zero |= 1ull << i;
+		else
+			read |= 1ull << i;
+	}
+	for (b = zero; b; b &= b - 1) {
+		uint32_t i = (uint32_t)__builtin_ctzll(b);
+
+		memset(folio->data + i * bs, 0, bs);
+	}
+	if (zero)
+		wtio_ifs_set_uptodate(inode, folio, zero);
+	if (read) {
+		wtio_stat_add(&inode->ctx->st_rmw_reads,
+			      (uint64_t)__builtin_popcountll(read));
+		return wtio_folio_read_blocks(inode, folio, read);
+	}
+	return 0;
+}
+
+ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
+			    int iovcnt, off_t off, unsigned int flags)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	bool nowait = flags & WTIO_NOWAIT;
+	struct wtio_iov_iter it;
+	size_t len = 0, done = 0;
+	int i, ret = 0;
+
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	if (!len)
+		return 0;
+	if (nowait) {
+		if (atomic_load(&ctx->nr_dirty) > ctx->dirty_limit_folios)
+			return -EAGAIN;
+		if (pthread_rwlock_trywrlock(&inode->i_rwsem))
+			return -EAGAIN;
+	} else {
+		pthread_rwlock_wrlock(&inode->i_rwsem);
+	}
+	wtio_iter_init(&it, iov, iovcnt);
+	while (done < len) {
+		off_t pos = off + (off_t)done;
+		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
+		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
+		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
+					       len - done : ctx->folio_size - from);
+		int64_t isize = wtio_inode_size(inode);
+		struct wtio_folio *f;
+		bool created;
+
+		ret = wtio_folio_get_locked(inode, index, nowait, &f, &created);
+		if (ret)
+			break;
+		if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
+			if (nowait) {
+				ret = -EAGAIN;
+				goto unlock;
+			}
+			wtio_folio_wait_writeback(f);
+		}
+		ret = prepare_partial_blocks(inode, f, from, to, isize);
+		if (ret)
+			goto unlock;
+		wtio_iter_copy(&it, f->data + from, to - from, false);
+		wtio_ifs_set_uptodate(inode, f, wtio_ifs_mask(inode, from, to));
+		f->ifs_dirty |= wtio_ifs_mask(inode, from, to);
+		wtio_folio_mark_dirty(inode, f);
+		done += to - from;
+		if (pos + (to - from) > isize)
+			atomic_store(&inode->i_size, pos + (int64_t)(to - from));
+unlock:
+		wtio_folio_unlock(f);
+		wtio_folio_put(ctx, f);
+		if (ret)
+			break;
+	}
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	if (done)
+		wtio_balance_dirty(ctx, nowait);
+	return done ? (ssize_t)done : ret;
+}

@@ -1,0 +1,436 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.c - the memory budget: an arena of folio-sized slots allocated
+ * aligned for direct I/O, the index that maps (inode, index) to a folio,
+ * and CLOCK eviction of clean, unreferenced folios.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "wtio_internal.h"
+
+static uint64_t hash_key(const struct wtio_inode *inode, uint64_t index)
+{
+	uint64_t h = (uint64_t)(uintptr_t)inode * 0x9e3779b97f4a7c15ull;
+
+	h ^= index * 0xc2b2ae3d27d4eb4full;
+	h ^= h >> 29;
+	h *= 0x165667b19e3779f9ull;
+	return h ^ (h >> 32);
+}
+
+static uint64_t next_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+int wtio_cache_init(struct wtio_ctx *ctx)
+{
+	struct wtio_index *ix = &ctx->index;
+	uint64_t i, nr_locks;
+
+	ctx->arena_size = (size_t)ctx->nr_folios * ctx->folio_size;
+	ctx->arena = mmap(NULL, ctx->arena_size, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ctx->arena == MAP_FAILED) {
+		ctx->arena = NULL;
+		return -ENOMEM;
+	}
+	ctx->folios = calloc(ctx->nr_folios, sizeof(*ctx->folios));
+	ix->mask = next_pow2(ctx->nr_folios) - 1;
+	ix->buckets = calloc(ix->mask + 1, sizeof(*ix->buckets));
+	nr_locks = next_pow2(ctx->nr_folios / 8 + 1);
+	if (nr_locks > 4096)
+		nr_locks = 4096;
+	if (nr_locks < 64)
+		nr_locks = 64;
+	ix->lock_mask = nr_locks - 1;
+	ix->locks = calloc(nr_locks, sizeof(*ix->locks));
+	if (!ctx->folios || !ix->buckets || !ix->locks) {
+		wtio_cache_exit(ctx);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nr_locks; i++)
+		pthread_mutex_init(&ix->locks[i], NULL);
+	/* Free list in address order so a fresh cache hands out
+	 * consecutive memory. */
+	for (i = ctx->nr_folios; i-- > 0;) {
+		struct wtio_folio *f = &ctx->folios[i];
+
+		f->data = ctx->arena + i * ctx->folio_size;
+		f->free_next = ctx->free_list;
+		ctx->free_list = f;
+	}
+	ctx->nr_free = ctx->nr_folios;
+	pthread_mutex_init(&ctx->free_lock, NULL);
+	pthread_mutex_init(&ctx->evict_lock, NULL);
+	pthread_mutex_init(&ctx->space_lock, NULL);
+	pthread_cond_init(&ctx->space_cond, NULL);
+	return 0;
+}
+
+void wtio_cache_exit(struct wtio_ctx *ctx)
+{
+	struct wtio_index *ix = &ctx->index;
+
+	if (ix->locks) {
+		for (uint64_t i = 0; i <= ix->lock_mask; i++)
+			pthread_mutex_destroy(&ix->locks[i]);
+		pthread_mutex_destroy(&ctx->free_lock);
+		pthread_mutex_destroy(&ctx->evict_lock);
+		pthread_mutex_destroy(&ctx->space_lock);
+		pthread_cond_destroy(&ctx->space_cond);
+	}
+	free(ix->locks);
+	free(ix->buckets);
+	free(ctx->folios);
+	if (ctx->arena)
+		munmap(ctx->arena, ctx->arena_size);
+	ix->locks = NULL;
+	ix->buckets = NULL;
+	ctx->folios = NULL;
+	ctx->arena = NULL;
+}
+
+static pthread_mutex_t *bucket_lock(struct wtio_ctx *ctx, uint64_t h)
+{
+	return &ctx->index.locks[h & ctx->index.lock_mask];
+}
+
+uint64_t wtio_cache_nr_cached(struct wtio_ctx *ctx)
+{
+	uint64_t nr_free;
+
+	pthread_mutex_lock(&ctx->free_lock);
+	nr_free = ctx->nr_free;
+	pthread_mutex_unlock(&ctx->free_lock);
+	return ctx->nr_folios - nr_free;
+}
+
+void wtio_cache_wake_space(struct wtio_ctx *ctx)
+{
+	if (atomic_load_explicit(&ctx->space_waiters, memory_order_acquire)) {
+		pthread_mutex_lock(&ctx->space_lock);
+		pthread_cond_broadcast(&ctx->space_cond);
+		pthread_mutex_unlock(&ctx->space_lock);
+	}
+}
+
+static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
+{
+	atomic_store_explicit(&folio->state, 0, memory_order_relaxed);
+	atomic_store_explicit(&folio->ifs_uptodate, 0, memory_order_relaxed);
+	atomic_store_explicit(&folio->inode, NULL, memory_order_relaxed);
+	folio->ifs_dirty = 0;
+	folio->wb_blocks = 0;
+	pthread_mutex_lock(&ctx->free_lock);
+	folio->free_next = ctx->free_list;
+	ctx->free_list = folio;
+	ctx->nr_free++;
+	pthread_mutex_unlock(&ctx->free_lock);
+	wtio_cache_wake_space(ctx);
+}
+
+void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio)
+{
+	if (atomic_fetch_sub_explicit(&folio->refcount, 1,
+				      memory_order_acq_rel) == 1)
+		folio_free(ctx, folio);
+}
+
+/* Unlink from the index and the inode's list. Bucket lock held. */
+static void folio_unhash(struct wtio_ctx *ctx, struct wtio_folio *folio,
+			 struct wtio_inode *inode, uint64_t h)
+{
+	struct wtio_folio **pp = &ctx->index.buckets[h & ctx->index.mask];
+
+	while (*pp && *pp != folio)
+		pp = &(*pp)->hash_next;
+	if (*pp)
+		*pp = folio->hash_next;
+	folio->hash_next = NULL;
+
+	pthread_mutex_lock(&inode->i_pages_lock);
+	if (folio->i_prev)
+		folio->i_prev->i_next = folio->i_next;
+	else
+		inode->pages = folio->i_next;
+	if (folio->i_next)
+		folio->i_next->i_prev = folio->i_prev;
+	folio->i_prev = folio->i_next = NULL;
+	inode->nr_pages--;
+	pthread_mutex_unlock(&inode->i_pages_lock);
+	atomic_store_explicit(&folio->inode, NULL, memory_order_release);
+}
+
+void wtio_folio_remove(struct wtio_folio *folio)
+{
+	struct wtio_inode *inode = atomic_load(&folio->inode);
+	struct wtio_ctx *ctx;
+	uint64_t h;
+
+	if (!inode)
+		return;
+	ctx = inode->ctx;
+	h = hash_key(inode, atomic_load(&folio->index));
+	pthread_mutex_lock(bucket_lock(ctx, h));
+	folio_unhash(ctx, folio, inode, h);
+	pthread_mutex_unlock(bucket_lock(ctx, h));
+	/* The index's reference; the caller still holds its own. */
+	wtio_folio_put(ctx, folio);
+}
+
+struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t h = hash_key(inode, index);
+	struct wtio_folio *f;
+
+	pthread_mutex_lock(bucket_lock(ctx, h));
+	for (f = ctx->index.buckets[h & ctx->index.mask]; f; f = f->hash_next) {
+		if (atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+		    atomic_load_explicit(&f->index, memory_order_relaxed) == index) {
+			wtio_folio_get(f);
+			break;
+		}
+	}
+	pthread_mutex_unlock(bucket_lock(ctx, h));
+	if (f && !(atomic_load_explicit(&f->state, memory_order_relaxed) &
+		   FOLIO_REFERENCED))
+		wtio_folio_set_flag(f, FOLIO_REFERENCED);
+	return f;
+}
+
+/*
+ * Try to evict one folio. A folio that only the index references, is not
+ * locked, dirty or under writeback can go; we lock it first so that its
+ * identity is stable while we unhash it.
+ */
+static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
+{
+	struct wtio_inode *inode;
+	int32_t one = 1;
+	uint32_t s;
+	uint64_t h;
+	bool ok = false;
+
+	s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	if (s & (FOLIO_LOCKED | FOLIO_DIRTY | FOLIO_WRITEBACK))
+		return false;
+	if (s & FOLIO_REFERENCED) {
+		wtio_folio_clear_flag(f, FOLIO_REFERENCED);
+		return false;
+	}
+	/* Take a reference of our own first, so that the folio cannot be
+	 * freed and handed out again while we look at it. */
+	if (!atomic_compare_exchange_strong(&f->refcount, &one, 2))
+		return false;
+	if (!wtio_folio_trylock(f)) {
+		wtio_folio_put(ctx, f);
+		return false;
+	}
+	inode = atomic_load(&f->inode);
+	if (!inode)
+		goto out_unlock;
+	h = hash_key(inode, atomic_load(&f->index));
+	pthread_mutex_lock(bucket_lock(ctx, h));
+	s = wtio_folio_flags(f);
+	if (atomic_load(&f->refcount) == 2 &&
+	    !(s & (FOLIO_DIRTY | FOLIO_WRITEBACK))) {
+		folio_unhash(ctx, f, inode, h);
+		atomic_fetch_sub(&f->refcount, 1);	/* the index's */
+		ok = true;
+	}
+	pthread_mutex_unlock(bucket_lock(ctx, h));
+out_unlock:
+	wtio_folio_unlock(f);
+	if (ok)
+		wtio_stat_add(&ctx->st_evictions, 1);
+	wtio_folio_put(ctx, f);
+	return ok;
+}
+
+/* One CLOCK pass: evict up to want folios, looking at each at most twice. */
+static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
+{
+	uint64_t got = 0, scanned = 0;
+
+	pthread_mutex_lock(&ctx->evict_lock);
+	while (got < want && scanned < 2 * ctx->nr_folios) {
+		struct wtio_folio *f = &ctx->folios[ctx->clock_hand];
+
+		ctx->clock_hand = (ctx->clock_hand + 1) % ctx->nr_folios;
+		scanned++;
+		if (folio_try_evict(ctx, f))
+			got++;
+	}
+	pthread_mutex_unlock(&ctx->evict_lock);
+	return got;
+}
+
+static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx)
+{
+	struct wtio_folio *f;
+
+	pthread_mutex_lock(&ctx->free_lock);
+	f = ctx->free_list;
+	if (f) {
+		ctx->free_list = f->free_next;
+		ctx->nr_free--;
+		f->free_next = NULL;
+	}
+	pthread_mutex_unlock(&ctx->free_lock);
+	return f;
+}
+
+/*
+ * A free folio, locked, with one reference (the caller's). When the budget
+ * is used up: evict clean folios; when none is clean, wake the flushers and
+ * wait for writeback or for references to drop.
+ */
+static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
+{
+	struct wtio_folio *f;
+
+	for (;;) {
+		f = folio_pop_free(ctx);
+		if (f)
+			break;
+		if (cache_reclaim(ctx, 32))
+			continue;
+		if (!wait)
+			return NULL;
+		wtio_writeback_kick(ctx);
+		pthread_mutex_lock(&ctx->space_lock);
+		atomic_fetch_add(&ctx->space_waiters, 1);
+		f = ctx->free_list;	/* racy peek: only decides to sleep */
+		if (!f) {
+			struct timespec ts;
+
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 10 * 1000 * 1000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&ctx->space_cond,
+					       &ctx->space_lock, &ts);
+		}
+		atomic_fetch_sub(&ctx->space_waiters, 1);
+		pthread_mutex_unlock(&ctx->space_lock);
+	}
+	atomic_store_explicit(&f->refcount, 1, memory_order_relaxed);
+	atomic_store_explicit(&f->state, FOLIO_LOCKED, memory_order_relaxed);
+	atomic_store_explicit(&f->ifs_uptodate, 0, memory_order_relaxed);
+	atomic_store_explicit(&f->wb_pending, 0, memory_order_relaxed);
+	f->ifs_dirty = 0;
+	f->wb_blocks = 0;
+	return f;
+}
+
+/* Insert a new locked folio, or return the one already there (referenced,
+ * not locked) and give back ours. */
+static struct wtio_folio *folio_insert(struct wtio_inode *inode,
+				       uint64_t index, struct wtio_folio *nf)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t h = hash_key(inode, index);
+	struct wtio_folio **bucket = &ctx->index.buckets[h & ctx->index.mask];
+	struct wtio_folio *f;
+
+	pthread_mutex_lock(bucket_lock(ctx, h));
+	for (f = *bucket; f; f = f->hash_next) {
+		if (atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+		    atomic_load_explicit(&f->index, memory_order_relaxed) == index) {
+			wtio_folio_get(f);
+			pthread_mutex_unlock(bucket_lock(ctx, h));
+			atomic_store(&nf->state, 0);
+			wtio_folio_put(ctx, nf);
+			return f;
+		}
+	}
+	atomic_store_explicit(&nf->index, index, memory_order_relaxed);
+	atomic_store_explicit(&nf->inode, inode, memory_order_release);
+	wtio_folio_get(nf);		/* the index's reference */
+	nf->hash_next = *bucket;
+	*bucket = nf;
+	pthread_mutex_lock(&inode->i_pages_lock);
+	nf->i_prev = NULL;
+	nf->i_next = inode->pages;
+	if (inode->pages)
+		inode->pages->i_prev = nf;
+	inode->pages = nf;
+	inode->nr_pages++;
+	pthread_mutex_unlock(&inode->i_pages_lock);
+	pthread_mutex_unlock(bucket_lock(ctx, h));
+	return nf;
+}
+
+struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
+					 uint64_t index)
+{
+	struct wtio_folio *f, *nf;
+
+	f = wtio_folio_lookup(inode, index);
+	if (f) {
+		wtio_folio_put(inode->ctx, f);
+		return NULL;
+	}
+	nf = folio_alloc(inode->ctx, false);
+	if (!nf)
+		return NULL;
+	f = folio_insert(inode, index, nf);
+	if (f != nf) {
+		wtio_folio_put(inode->ctx, f);
+		return NULL;
+	}
+	return nf;
+}
+
+int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
+			  bool nowait, struct wtio_folio **foliop,
+			  bool *created)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_folio *f, *nf;
+
+	for (;;) {
+		f = wtio_folio_lookup(inode, index);
+		if (!f) {
+			nf = folio_alloc(ctx, !nowait);
+			if (!nf)
+				return -EAGAIN;
+			f = folio_insert(inode, index, nf);
+			if (f == nf) {
+				wtio_stat_add(&ctx->st_misses, 1);
+				*created = true;
+				*foliop = f;
+				return 0;
+			}
+		}
+		if (nowait) {
+			if (!wtio_folio_trylock(f)) {
+				wtio_folio_put(ctx, f);
+				return -EAGAIN;
+			}
+		} else {
+			wtio_folio_lock(f);
+		}
+		/* Truncated or evicted while we waited for the lock? */
+		if (atomic_load(&f->inode) == inode &&
+		    atomic_load(&f->index) == index) {
+			*created = false;
+			*foliop = f;
+			return 0;
+		}
+		wtio_folio_unlock(f);
+		wtio_folio_put(ctx, f);
+	}
+}

@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT */
+/* ctx.c - context configuration, creation, destruction and counters. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <wtio_fault.h>
+
+#include "wtio_internal.h"
+
+uint64_t wtio_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t default_cache_size(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES);
+	long psz = sysconf(_SC_PAGESIZE);
+	uint64_t ram = (pages > 0 && psz > 0) ? (uint64_t)pages * (uint64_t)psz :
+			(1ull << 30);
+	uint64_t size = ram / 8;
+
+	/* A large default would pin (fixed buffers) and fault in much memory
+	 * that a short-lived user never needs. */
+	if (size > (1ull << 30))
+		size = 1ull << 30;
+	if (size < (64ull << 20))
+		size = 64ull << 20;
+	return size;
+}
+
+WTIO_EXPORT void wtio_config_init(struct wtio_config *cfg)
+{
+	if (!cfg)
+		return;
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->cache_size = default_cache_size();
+	cfg->folio_size = 4096;
+	cfg->nr_flushers = 1;
+	cfg->dirty_background_ratio = 10;
+	cfg->dirty_ratio = 20;
+	cfg->dirty_expire_ms = 30000;
+	cfg->writeback_interval_ms = 5000;
+	cfg->max_io_size = 1u << 20;
+	cfg->readahead_max = 128u << 10;
+	cfg->backend = WTIO_BACKEND_AUTO;
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* Fill zero fields with defaults and check the rest. */
+static int config_check(struct wtio_config *c)
+{
+	struct wtio_config d;
+
+	wtio_config_init(&d);
+	if (!c->cache_size)
+		c->cache_size = d.cache_size;
+	if (!c->folio_size)
+		c->folio_size = d.folio_size;
+	if (!c->nr_flushers)
+		c->nr_flushers = d.nr_flushers;
+	if (!c->dirty_background_ratio)
+		c->dirty_background_ratio = d.dirty_background_ratio;
+	if (!c->dirty_ratio)
+		c->dirty_ratio = d.dirty_ratio;
+	if (!c->dirty_expire_ms)
+		c->dirty_expire_ms = d.dirty_expire_ms;
+	if (!c->writeback_interval_ms)
+		c->writeback_interval_ms = d.writeback_interval_ms;
+	if (!c->max_io_size)
+		c->max_io_size = d.max_io_size;
+	if (!c->readahead_max && !(c->flags & WTIO_CONFIG_NO_READAHEAD))
+		c->readahead_max = d.readahead_max;
+	if (c->flags & WTIO_CONFIG_NO_READAHEAD)
+		c->readahead_max = 0;
+
+	if (!is_pow2(c->folio_size) || c->folio_size < WTIO_MIN_FOLIO_SIZE ||
+	    c->folio_size > WTIO_MAX_FOLIO_SIZE)
+		return -EINVAL;
+	if (c->cache_size / c->folio_size < WTIO_MIN_FOLIOS)
+		return -EINVAL;
+	if (c->cache_size > (1ull << 46))
+		return -EINVAL;
+	if (c->nr_flushers > 64)
+		return -EINVAL;
+	if (c->dirty_background_ratio > c->dirty_ratio || c->dirty_ratio > 90)
+		return -EINVAL;
+	if (c->max_io_size < c->folio_size || c->max_io_size > (64u << 20) ||
+	    c->max_io_size % 4096)
+		return -EINVAL;
+	if (c->readahead_max > c->cache_size / 4)
+		return -EINVAL;
+	if (c->backend > WTIO_BACKEND_FAULT)
+		return -EINVAL;
+	if (c->backend == WTIO_BACKEND_FAULT && !c->fault)
+		return -EINVAL;
+	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS))
+		return -EINVAL;
+	return 0;
+}
+
+WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
+				struct wtio_ctx **ctxp)
+{
+	struct wtio_ctx *ctx;
+	int ret;
+
+	if (!ctxp)
+		return -EINVAL;
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx)
+		return -ENOMEM;
+	if (cfg)
+		ctx->cfg = *cfg;
+	else
+		wtio_config_init(&ctx->cfg);
+	ret = config_check(&ctx->cfg);
+	if (ret)
+		goto out_free;
+	ctx->folio_size = ctx->cfg.folio_size;
+	ctx->folio_shift = (uint32_t)__builtin_ctz(ctx->folio_size);
+	ctx->nr_folios = ctx->cfg.cache_size / ctx->folio_size;
+	pthread_mutex_init(&ctx->inodes_lock, NULL);
+
+	ret = wtio_cache_init(ctx);
+	if (ret)
+		goto out_free;
+	ret = wtio_io_backend_init(&ctx->io, ctx->cfg.backend, ctx->arena,
+				   ctx->arena_size, ctx->cfg.flags,
+				   ctx->cfg.fault);
+	if (ret)
+		goto out_cache;
+	ret = wtio_writeback_init(ctx);
+	if (ret)
+		goto out_io;
+	*ctxp = ctx;
+	return 0;
+
+out_io:
+	wtio_io_backend_exit(&ctx->io);
+out_cache:
+	wtio_cache_exit(ctx);
+out_free:
+	free(ctx);
+	return ret;
+}
+
+static void ctx_free(struct wtio_ctx *ctx)
+{
+	struct wtio_file *f;
+
+	wtio_writeback_exit(ctx);
+	wtio_io_backend_exit(&ctx->io);
+	wtio_cache_exit(ctx);
+	while ((f = ctx->dead_files)) {
+		ctx->dead_files = f->next_dead;
+		free(f);
+	}
+	pthread_mutex_destroy(&ctx->inodes_lock);
+	free(ctx);
+}
+
+WTIO_EXPORT int wtio_ctx_destroy(struct wtio_ctx *ctx)
+{
+	if (!ctx)
+		return -EINVAL;
+	pthread_mutex_lock(&ctx->inodes_lock);
+	if (ctx->nr_files) {
+		pthread_mutex_unlock(&ctx->inodes_lock);
+		return -EBUSY;
+	}
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	ctx_free(ctx);
+	return 0;
+}
+
+WTIO_EXPORT void wtio_ctx_crash(struct wtio_ctx *ctx)
+{
+	struct wtio_inode *inode, *next;
+
+	if (!ctx)
+		return;
+	/* Flushers first, so nothing new is submitted; the I/O they had
+	 * submitted is reaped by them before they exit. */
+	wtio_writeback_exit(ctx);
+	pthread_mutex_lock(&ctx->inodes_lock);
+	for (inode = ctx->inodes; inode; inode = next) {
+		next = inode->next;
+		wtio_inode_drop_cache(inode, true);
+		close(inode->fd);
+		pthread_rwlock_destroy(&inode->i_rwsem);
+		pthread_mutex_destroy(&inode->i_pages_lock);
+		pthread_mutex_destroy(&inode->dirty_lock);
+		free(inode);
+	}
+	ctx->inodes = NULL;
+	ctx->nr_files = 0;
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	/* Handles still open are leaked on purpose: a crashed process never
+	 * closed them. Only the closed ones are ours to free. */
+	ctx->flushers = NULL;
+	ctx_free(ctx);
+}
+
+WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)
+{
+	return ctx ? ctx->io.ops->name : NULL;
+}
+
+#define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
+
+WTIO_EXPORT int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st)
+{
+	int64_t v;
+
+	if (!ctx || !st)
+		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	st->hits = LOAD(ctx->st_hits);
+	st->misses = LOAD(ctx->st_misses);
+	st->readahead_folios = LOAD(ctx->st_readahead);
+	st->bytes_read = LOAD(ctx->st_bytes_read);
+	st->bytes_written = LOAD(ctx->st_bytes_written);
+	st->read_ios = LOAD(ctx->st_read_ios);
+	st->write_ios = LOAD(ctx->st_write_ios);
+	v = LOAD(ctx->nr_dirty);
+	st->dirty_folios = v > 0 ? (uint64_t)v : 0;
+	v = LOAD(ctx->nr_writeback);
+	st->writeback_folios = v > 0 ? (uint64_t)v : 0;
+	st->cached_folios = wtio_cache_nr_cached(ctx);
+	st->total_folios = ctx->nr_folios;
+	st->throttle_waits = LOAD(ctx->st_throttle_waits);
+	st->evictions = LOAD(ctx->st_evictions);
+	st->writeback_errors = LOAD(ctx->st_wb_errors);
+	st->rmw_reads = LOAD(ctx->st_rmw_reads);
+	return 0;
+}

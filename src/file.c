@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file.c - open and close, the shared per-file state (wtio_inode: size,
+ * lock, error sequence, geometry) and size changes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "wtio_internal.h"
+
+#define WTIO_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_DSYNC | \
+			 O_SYNC | O_CLOEXEC | O_NOATIME | O_DIRECT | O_LARGEFILE)
+#define WTIO_MAX_FILE_SIZE ((int64_t)1 << 62)
+
+static uint32_t round_down_pow2(uint32_t v)
+{
+	return v ? 1u << (31 - __builtin_clz(v)) : 0;
+}
+
+static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	uint32_t bs;
+
+	wtio_geometry_probe(inode->fd, &inode->geo);
+	bs = inode->geo.dio_offset_align;
+	if (bs < 512)
+		bs = 512;
+	/* Per-block state at the filesystem's block size when the folio
+	 * allows: a sub-block direct write is slow (XFS serialises it). */
+	if (round_down_pow2(inode->geo.blksize) > bs)
+		bs = round_down_pow2(inode->geo.blksize);
+	if (bs > ctx->folio_size)
+		bs = ctx->folio_size;
+	if (bs < ctx->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO)
+		bs = ctx->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO;
+	if (bs < inode->geo.dio_offset_align || bs < inode->geo.dio_mem_align)
+		return -EOPNOTSUPP;	/* folio smaller than a DIO block */
+	inode->block_size = bs;
+	inode->block_shift = (uint32_t)__builtin_ctz(bs);
+	inode->blocks_per_folio = ctx->folio_size / bs;
+	return 0;
+}
+
+static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
+				    const struct stat *st, bool writable)
+{
+	struct wtio_inode *inode = calloc(1, sizeof(*inode));
+
+	if (!inode)
+		return NULL;
+	inode->ctx = ctx;
+	inode->fd = fd;
+	inode->fd_writable = writable;
+	inode->dev = st->st_dev;
+	inode->ino = st->st_ino;
+	atomic_store(&inode->i_size, st->st_size);
+	if (inode_setup_geometry(ctx, inode)) {
+		free(inode);
+		return NULL;
+	}
+	pthread_rwlock_init(&inode->i_rwsem, NULL);
+	pthread_mutex_init(&inode->i_pages_lock, NULL);
+	pthread_mutex_init(&inode->dirty_lock, NULL);
+	return inode;
+}
+
+static void inode_free(struct wtio_inode *inode)
+{
+	close(inode->fd);
+	pthread_rwlock_destroy(&inode->i_rwsem);
+	pthread_mutex_destroy(&inode->i_pages_lock);
+	pthread_mutex_destroy(&inode->dirty_lock);
+	free(inode);
+}
+
+/* Find or create the inode for an open descriptor; consumes fd. */
+static int inode_get(struct wtio_ctx *ctx, int fd, bool writable,
+		     struct wtio_inode **inodep)
+{
+	struct wtio_inode *inode;
+	struct stat st;
+
+	if (fstat(fd, &st) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	}
+	pthread_mutex_lock(&ctx->inodes_lock);
+	for (inode = ctx->inodes; inode; inode = inode->next)
+		if (inode->dev == st.st_dev && inode->ino == st.st_ino)
+			break;
+	if (inode) {
+		/* dup3 swaps the descriptor atomically under I/O already
+		 * submitted on the old one. */
+		if (writable && !inode->fd_writable &&
+		    dup3(fd, inode->fd, O_CLOEXEC) >= 0)
+			inode->fd_writable = true;
+		close(fd);
+		inode->refs++;
+	} else {
+		inode = inode_new(ctx, fd, &st, writable);
+		if (!inode) {
+			pthread_mutex_unlock(&ctx->inodes_lock);
+			close(fd);
+			return -EOPNOTSUPP;
+		}
+		inode->refs = 1;
+		inode->next = ctx->inodes;
+		ctx->inodes = inode;
+	}
+	ctx->nr_files++;
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	*inodep = inode;
+	return 0;
+}
+
+static struct wtio_file *file_alloc(struct wtio_ctx *ctx)
+{
+	struct wtio_file *file;
+
+	pthread_mutex_lock(&ctx->inodes_lock);
+	file = ctx->dead_files;
+	if (file)
+		ctx->dead_files = file->next_dead;
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	if (!file)
+		file = malloc(sizeof(*file));
+	if (file)
+		memset(file, 0, sizeof(*file));
+	return file;
+}
+
+int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
+		   mode_t mode, unsigned int default_flags,
+		   struct wtio_file **filep)
+{
+	int acc = oflags & O_ACCMODE;
+	bool writable = acc != O_RDONLY;
+	struct wtio_inode *inode = NULL;
+	struct wtio_file *file;
+	int fd, ret;
+
+	if ((oflags & ~WTIO_OPEN_FLAGS) || acc == O_ACCMODE)
+		return -EINVAL;
+	if ((oflags & O_TRUNC) && !writable)
+		return -EINVAL;
+	/* The cache is shared by every handle: the backing descriptor must
+	 * be able to write back whoever dirtied it, so prefer read-write. */
+	fd = open(path, (oflags & (O_CREAT | O_EXCL | O_NOATIME)) |
+		  O_RDWR | O_DIRECT | O_CLOEXEC, mode);
+	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) &&
+	    !writable)
+		fd = open(path, (oflags & O_NOATIME) | O_RDONLY | O_DIRECT |
+			  O_CLOEXEC);
+	if (fd < 0)
+		return errno == EINVAL ? -EOPNOTSUPP : -errno;
+	writable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
+
+	file = file_alloc(ctx);
+	if (!file) {
+		close(fd);
+		return -ENOMEM;
+	}
+	ret = inode_get(ctx, fd, writable, &inode);
+	if (ret) {
+		free(file);
+		return ret;
+	}
+	file->ctx = ctx;
+	file->inode = inode;
+	file->oflags = oflags;
+	file->default_flags = default_flags;
+	if (oflags & (O_DSYNC | O_SYNC))
+		file->default_flags |= WTIO_DSYNC;
+	atomic_store(&file->err_seen, atomic_load(&inode->err_seq));
+	atomic_store(&file->magic, WTIO_FILE_MAGIC);
+	if (oflags & O_TRUNC) {
+		ret = wtio_file_truncate(file, 0);
+		if (ret) {
+			wtio_file_close(file);
+			return ret;
+		}
+	}
+	*filep = file;
+	return 0;
+}
+
+void wtio_inode_record_error(struct wtio_inode *inode, int err)
+{
+	atomic_store(&inode->err_last, err);
+	atomic_fetch_add(&inode->err_seq, 1);
+}
+
+int wtio_file_check_error(struct wtio_file *file)
+{
+	struct wtio_inode *inode = file->inode;
+	uint64_t seen = atomic_load(&file->err_seen);
+	uint64_t now = atomic_load(&inode->err_seq);
+
+	/* Only one caller per new error wins the exchange and reports it. */
+	while (seen != now) {
+		if (atomic_compare_exchange_weak(&file->err_seen, &seen, now))
+			return atomic_load(&inode->err_last);
+	}
+	return 0;
+}
+
+int wtio_inode_sync_size(struct wtio_inode *inode)
+{
+	int64_t size = wtio_inode_size(inode);
+	struct stat st;
+
+	if (fstat(inode->fd, &st) < 0)
+		return -errno;
+	if (st.st_size == size)
+		return 0;
+	if (ftruncate(inode->fd, size) < 0)
+		return -errno;
+	if (inode->ctx->io.fault)
+		wtio_fault_note_truncate(inode->ctx->io.fault, inode->fd, size);
+	return 0;
+}
+
+/* Referenced folios of the inode at or after first_index; *nr set. */
+struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
+				       uint64_t first_index, uint64_t *nr)
+{
+	struct wtio_folio **v, *f;
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&inode->i_pages_lock);
+	v = malloc((inode->nr_pages + 1) * sizeof(*v));
+	if (v) {
+		for (f = inode->pages; f; f = f->i_next) {
+			if (atomic_load_explicit(&f->index, memory_order_relaxed) <
+			    first_index)
+				continue;
+			wtio_folio_get(f);
+			v[n++] = f;
+		}
+	}
+	pthread_mutex_unlock(&inode->i_pages_lock);
+	*nr = n;
+	return v;
+}
+
+/*
+ * Lock each collected folio that is still the inode's, wait for its I/O
+ * and hand it to fn; then unlock and release it.
+ */
+static void inode_for_each_folio(struct wtio_inode *inode, uint64_t first,
+				 void (*fn)(struct wtio_inode *,
+					    struct wtio_folio *, void *),
+				 void *arg)
+{
+	uint64_t nr, i;
+	struct wtio_folio **v = wtio_inode_collect(inode, first, &nr);
+
+	if (!v)
+		return;
+	for (i = 0; i < nr; i++) {
+		struct wtio_folio *f = v[i];
+
+		wtio_folio_lock(f);
+		wtio_folio_wait_writeback(f);
+		if (atomic_load(&f->inode) == inode)
+			fn(inode, f, arg);
+		wtio_folio_unlock(f);
+		wtio_folio_put(inode->ctx, f);
+	}
+	free(v);
+}
+
+static void drop_one(struct wtio_inode *inode, struct wtio_folio *f, void *arg)
+{
+	wtio_folio_cancel_dirty(inode, f);
+	wtio_folio_remove(f);
+}
+
+void wtio_inode_drop_cache(struct wtio_inode *inode, bool wait_io)
+{
+	inode_for_each_folio(inode, 0, drop_one, NULL);
+}
+
+/* Cut a folio at size: drop it when it lies wholly past, else zero its
+ * tail and forget dirty blocks past the size. */
+static void truncate_one(struct wtio_inode *inode, struct wtio_folio *f,
+			 void *arg)
+{
+	int64_t size = *(int64_t *)arg;
+	uint32_t fs = inode->ctx->folio_size;
+	int64_t start = (int64_t)atomic_load(&f->index) * fs;
+	uint32_t from;
+
+	if (start >= size) {
+		wtio_folio_cancel_dirty(inode, f);
+		wtio_folio_remove(f);
+		return;
+	}
+	from = (uint32_t)(size - start);
+	memset(f->data + from, 0, fs - from);
+	/* Blocks wholly past the size are zeros now, exactly what the disk
+	 * reads past EOF, so they need no write. */
+	f->ifs_dirty &= ~wtio_ifs_mask(inode,
+			(from + inode->block_size - 1) & ~(inode->block_size - 1),
+			fs);
+	if (!f->ifs_dirty && wtio_folio_test(f, FOLIO_DIRTY))
+		wtio_folio_cancel_dirty(inode, f);
+}
+
+int wtio_file_truncate(struct wtio_file *file, off_t length)
+{
+	struct wtio_inode *inode = file->inode;
+	int64_t size = length;
+	int ret = 0;
+
+	if (length < 0 || length > WTIO_MAX_FILE_SIZE)
+		return -EINVAL;
+	if ((file->oflags & O_ACCMODE) == O_RDONLY)
+		return -EBADF;
+	pthread_rwlock_wrlock(&inode->i_rwsem);
+	if (size < wtio_inode_size(inode))
+		inode_for_each_folio(inode, (uint64_t)size >> inode->ctx->folio_shift,
+				     truncate_one, &size);
+	if (ftruncate(inode->fd, size) < 0)
+		ret = -errno;
+	else if (inode->ctx->io.fault)
+		wtio_fault_note_truncate(inode->ctx->io.fault, inode->fd, size);
+	/* The cache is authoritative even if the backing file refused: the
+	 * size is fixed again at fsync and close. */
+	if (!ret || size < wtio_inode_size(inode))
+		atomic_store(&inode->i_size, size);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	return ret;
+}
+
+int wtio_file_close(struct wtio_file *file)
+{
+	struct wtio_ctx *ctx = file->ctx;
+	struct wtio_inode *inode = file->inode;
+	int ret = 0, err;
+	bool last;
+
+	atomic_store(&file->magic, WTIO_FILE_DEAD);
+	if ((file->oflags & O_ACCMODE) != O_RDONLY) {
+		ret = wtio_writeback_range(inode, 0, -1, WB_SYNC, 0, 0);
+		pthread_rwlock_rdlock(&inode->i_rwsem);
+		err = wtio_inode_sync_size(inode);
+		pthread_rwlock_unlock(&inode->i_rwsem);
+		if (!ret)
+			ret = err;
+	}
+	err = wtio_file_check_error(file);
+	if (err)
+		ret = err;
+
+	pthread_mutex_lock(&ctx->inodes_lock);
+	last = --inode->refs == 0;
+	if (last) {
+		struct wtio_inode **pp = &ctx->inodes;
+
+		while (*pp != inode)
+			pp = &(*pp)->next;
+		*pp = inode->next;
+	}
+	ctx->nr_files--;
+	file->next_dead = ctx->dead_files;
+	ctx->dead_files = file;
+	pthread_mutex_unlock(&ctx->inodes_lock);
+
+	if (last) {
+		/* Drop first: it waits for every I/O, whose completion may
+		 * queue the inode for the flushers again. */
+		wtio_inode_drop_cache(inode, true);
+		wtio_writeback_detach_inode(inode);
+		inode_free(inode);
+	}
+	return ret;
+}

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * folio.c - folio state bits, the folio lock and writeback waits, and
+ * per-block (ifs) state.
+ *
+ * Sleeping uses a futex on the state word itself, with a WAITERS bit so
+ * the common uncontended unlock is one atomic and no system call, and no
+ * per-folio mutex or condition variable has to exist.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "wtio_internal.h"
+
+static void folio_futex_wait(struct wtio_folio *folio, uint32_t seen)
+{
+	/* A spurious return (EINTR, EAGAIN on a changed word) only makes the
+	 * caller look again. */
+	syscall(SYS_futex, &folio->state, FUTEX_WAIT_PRIVATE, seen, NULL,
+		NULL, 0);
+}
+
+static void folio_futex_wake(struct wtio_folio *folio)
+{
+	syscall(SYS_futex, &folio->state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
+		NULL, 0);
+}
+
+/* Sleep until none of the bits in mask is set in the state word. */
+static void folio_wait_clear(struct wtio_folio *folio, uint32_t mask)
+{
+	uint32_t s = atomic_load_explicit(&folio->state, memory_order_acquire);
+
+	while (s & mask) {
+		if (!(s & FOLIO_WAITERS)) {
+			if (!atomic_compare_exchange_weak_explicit(&folio->state,
+					&s, s | FOLIO_WAITERS,
+					memory_order_acq_rel,
+					memory_order_acquire))
+				continue;
+			s |= FOLIO_WAITERS;
+		}
+		folio_futex_wait(folio, s);
+		s = atomic_load_explicit(&folio->state, memory_order_acquire);
+	}
+}
+
+/* Clear bits and wake sleepers. WAITERS goes with them: any sleeper that
+ * still has to wait sets it again before sleeping. */
+static void folio_clear_and_wake(struct wtio_folio *folio, uint32_t bits)
+{
+	uint32_t old = atomic_fetch_and_explicit(&folio->state,
+			~(bits | FOLIO_WAITERS), memory_order_acq_rel);
+
+	if (old & FOLIO_WAITERS)
+		folio_futex_wake(folio);
+}
+
+bool wtio_folio_trylock(struct wtio_folio *folio)
+{
+	uint32_t old = atomic_fetch_or_explicit(&folio->state, FOLIO_LOCKED,
+						memory_order_acquire);
+	return !(old & FOLIO_LOCKED);
+}
+
+void wtio_folio_lock(struct wtio_folio *folio)
+{
+	while (!wtio_folio_trylock(folio))
+		folio_wait_clear(folio, FOLIO_LOCKED);
+}
+
+void wtio_folio_unlock(struct wtio_folio *folio)
+{
+	folio_clear_and_wake(folio, FOLIO_LOCKED);
+}
+
+void wtio_folio_wait_writeback(struct wtio_folio *folio)
+{
+	folio_wait_clear(folio, FOLIO_WRITEBACK);
+}
+
+void wtio_folio_end_writeback(struct wtio_folio *folio)
+{
+	folio_clear_and_wake(folio, FOLIO_WRITEBACK);
+}
+
+void wtio_folio_get(struct wtio_folio *folio)
+{
+	atomic_fetch_add_explicit(&folio->refcount, 1, memory_order_relaxed);
+}
+
+uint64_t wtio_ifs_all(const struct wtio_inode *inode)
+{
+	if (inode->blocks_per_folio >= 64)
+		return ~0ull;
+	return (1ull << inode->blocks_per_folio) - 1;
+}
+
+uint64_t wtio_ifs_mask(const struct wtio_inode *inode, uint32_t from,
+		       uint32_t to)
+{
+	uint32_t first, last;
+	uint64_t mask;
+
+	if (to <= from)
+		return 0;
+	first = from >> inode->block_shift;
+	last = (to - 1) >> inode->block_shift;
+	mask = (last - first + 1 >= 64) ? ~0ull :
+		((1ull << (last - first + 1)) - 1);
+	return mask << first;
+}
+
+void wtio_ifs_set_uptodate(struct wtio_inode *inode, struct wtio_folio *folio,
+			   uint64_t mask)
+{
+	uint64_t all = wtio_ifs_all(inode);
+	uint64_t up = atomic_fetch_or_explicit(&folio->ifs_uptodate, mask,
+					       memory_order_release) | mask;
+
+	if ((up & all) == all)
+		wtio_folio_set_flag(folio, FOLIO_UPTODATE);
+}
+
+bool wtio_ifs_range_uptodate(const struct wtio_inode *inode,
+			     struct wtio_folio *folio, uint32_t from,
+			     uint32_t to)
+{
+	uint64_t need;
+
+	if (wtio_folio_test(folio, FOLIO_UPTODATE))
+		return true;
+	need = wtio_ifs_mask(inode, from, to);
+	return (atomic_load_explicit(&folio->ifs_uptodate,
+				     memory_order_acquire) & need) == need;
+}

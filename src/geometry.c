@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * geometry.c - what the file's filesystem and device say about alignment.
+ *
+ * Sources, in order of trust:
+ *  - statx(STATX_DIOALIGN | STATX_WRITE_ATOMIC) for direct I/O alignment
+ *    and untorn write limits;
+ *  - the device's logical block size in sysfs when statx does not know the
+ *    DIO alignment, else 4096;
+ *  - XFS_IOC_FSGEOMETRY sunit/swidth for the stripe on XFS, else the
+ *    backing device's minimum_io_size / optimal_io_size in sysfs.
+ *
+ * Debian 12's kernel headers predate STATX_WRITE_ATOMIC, and glibc's struct
+ * statx may lack the newer fields, so this file carries its own copy of the
+ * kernel's struct statx layout and calls the system call directly. The XFS
+ * geometry ioctl is defined locally as well (its ABI is fixed): the
+ * xfslibs-dev headers drag in <uuid/uuid.h> and a large namespace for one
+ * structure.
+ */
+#include "geometry.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#define GEO_DEFAULT_ALIGN 4096u
+#define GEO_MIN_ALIGN 512u
+/* Anything larger than this from sysfs or statx is not believed. */
+#define GEO_MAX_ALIGN (1u << 24)
+
+#ifndef AT_EMPTY_PATH
+#define AT_EMPTY_PATH 0x1000
+#endif
+
+/* statx mask bits (kernel values), defined here for older headers. */
+#define WTIO_STATX_BASIC_STATS 0x000007ffU
+#define WTIO_STATX_DIOALIGN 0x00002000U
+#define WTIO_STATX_WRITE_ATOMIC 0x00010000U
+
+/* The kernel's struct statx (include/uapi/linux/stat.h), 256 bytes. */
+struct wtio_statx_timestamp {
+	int64_t tv_sec;
+	uint32_t tv_nsec;
+	int32_t __reserved;
+};
+
+struct wtio_statx {
+	/* 0x00 */
+	uint32_t stx_mask;
+	uint32_t stx_blksize;
+	uint64_t stx_attributes;
+	/* 0x10 */
+	uint32_t stx_nlink;
+	uint32_t stx_uid;
+	uint32_t stx_gid;
+	uint16_t stx_mode;
+	uint16_t __spare0[1];
+	/* 0x20 */
+	uint64_t stx_ino;
+	uint64_t stx_size;
+	uint64_t stx_blocks;
+	uint64_t stx_attributes_mask;
+	/* 0x40 */
+	struct wtio_statx_timestamp stx_atime;
+	struct wtio_statx_timestamp stx_btime;
+	struct wtio_statx_timestamp stx_ctime;
+	struct wtio_statx_timestamp stx_mtime;
+	/* 0x80 */
+	uint32_t stx_rdev_major;
+	uint32_t stx_rdev_minor;
+	uint32_t stx_dev_major;
+	uint32_t stx_dev_minor;
+	/* 0x90 */
+	uint64_t stx_mnt_id;
+	uint32_t stx_dio_mem_align;
+	uint32_t stx_dio_offset_align;
+	/* 0xa0 */
+	uint64_t stx_subvol;
+	uint32_t stx_atomic_write_unit_min;
+	uint32_t stx_atomic_write_unit_max;
+	/* 0xb0 */
+	uint32_t stx_atomic_write_segments_max;
+	uint32_t stx_dio_read_offset_align;
+	uint32_t stx_atomic_write_unit_max_opt;
+	uint32_t __spare2[1];
+	/* 0xc0 */
+	uint64_t __spare3[8];
+	/* 0x100 */
+};
+
+_Static_assert(sizeof(struct wtio_statx) == 0x100, "struct statx layout");
+_Static_assert(offsetof(struct wtio_statx, stx_dio_mem_align) == 0x98,
+	       "struct statx layout");
+_Static_assert(offsetof(struct wtio_statx, stx_atomic_write_unit_min) == 0xa8,
+	       "struct statx layout");
+_Static_assert(offsetof(struct wtio_statx, stx_atomic_write_segments_max) == 0xb0,
+	       "struct statx layout");
+
+/* XFS (fs/xfs/libxfs/xfs_fs.h). */
+#define WTIO_XFS_SUPER_MAGIC 0x58465342
+
+/* Output of XFS_IOC_FSGEOMETRY (v5, Linux >= 5.1). */
+struct wtio_xfs_fsop_geom {
+	uint32_t blocksize;
+	uint32_t rtextsize;
+	uint32_t agblocks;
+	uint32_t agcount;
+	uint32_t logblocks;
+	uint32_t sectsize;
+	uint32_t inodesize;
+	uint32_t imaxpct;
+	uint64_t datablocks;
+	uint64_t rtblocks;
+	uint64_t rtextents;
+	uint64_t logstart;
+	unsigned char uuid[16];
+	uint32_t sunit;		/* stripe unit, fs blocks */
+	uint32_t swidth;	/* stripe width, fs blocks */
+	int32_t version;
+	uint32_t flags;
+	uint32_t logsectsize;
+	uint32_t rtsectsize;
+	uint32_t dirblocksize;
+	uint32_t logsunit;
+	uint32_t sick;
+	uint32_t checked;
+	uint64_t reserved[17];
+};
+
+/* Output of XFS_IOC_FSGEOMETRY_V4 (older kernels): the v5 prefix. */
+struct wtio_xfs_fsop_geom_v4 {
+	uint32_t blocksize;
+	uint32_t rtextsize;
+	uint32_t agblocks;
+	uint32_t agcount;
+	uint32_t logblocks;
+	uint32_t sectsize;
+	uint32_t inodesize;
+	uint32_t imaxpct;
+	uint64_t datablocks;
+	uint64_t rtblocks;
+	uint64_t rtextents;
+	uint64_t logstart;
+	unsigned char uuid[16];
+	uint32_t sunit;
+	uint32_t swidth;
+	int32_t version;
+	uint32_t flags;
+	uint32_t logsectsize;
+	uint32_t rtsectsize;
+	uint32_t dirblocksize;
+	uint32_t logsunit;
+};
+
+_Static_assert(sizeof(struct wtio_xfs_fsop_geom) == 256, "xfs_fsop_geom layout");
+_Static_assert(sizeof(struct wtio_xfs_fsop_geom_v4) == 112,
+	       "xfs_fsop_geom_v4 layout");
+_Static_assert(offsetof(struct wtio_xfs_fsop_geom, sunit) == 80,
+	       "xfs_fsop_geom layout");
+
+#define WTIO_XFS_IOC_FSGEOMETRY_V4 _IOR('X', 124, struct wtio_xfs_fsop_geom_v4)
+#define WTIO_XFS_IOC_FSGEOMETRY _IOR('X', 126, struct wtio_xfs_fsop_geom)
+
+static int geo_statx(int fd, struct wtio_statx *stx)
+{
+#ifdef SYS_statx
+	memset(stx, 0, sizeof(*stx));
+	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH,
+		    WTIO_STATX_BASIC_STATS | WTIO_STATX_DIOALIGN |
+		    WTIO_STATX_WRITE_ATOMIC, stx) == 0)
+		return 0;
+	return -errno;
+#else
+	(void)fd;
+	(void)stx;
+	return -ENOSYS;
+#endif
+}
+
+static int is_pow2(uint64_t v)
+{
+	return v != 0 && (v & (v - 1)) == 0;
+}
+
+/* Round up to a power of two, at least GEO_MIN_ALIGN. 0 stays 0. */
+static uint32_t align_fix(uint64_t v)
+{
+	uint64_t p = GEO_MIN_ALIGN;
+
+	if (v == 0)
+		return 0;
+	if (v > GEO_MAX_ALIGN)
+		return 0;
+	while (p < v)
+		p <<= 1;
+	return (uint32_t)p;
+}
+
+/* Read one unsigned decimal number from a sysfs file. */
+static int read_sysfs_u64(const char *path, uint64_t *val)
+{
+	char buf[64];
+	unsigned long long v;
+	char *end;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+/*
+ * Read queue/<attr> for block device maj:min; a partition has no queue/
+ * of its own, so its parent's is used.
+ */
+static int read_queue_attr(unsigned int maj, unsigned int min,
+			   const char *attr, uint64_t *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/queue/%s",
+		 maj, min, attr);
+	if (read_sysfs_u64(path, val) == 0)
+		return 0;
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/../queue/%s",
+		 maj, min, attr);
+	return read_sysfs_u64(path, val);
+}
+
+/*
+ * Stripe from XFS: sunit and swidth are in filesystem blocks. Returns 1
+ * when a stripe was found.
+ */
+static int stripe_from_xfs(int fd, struct wtio_geometry *geo)
+{
+	struct wtio_xfs_fsop_geom g;
+	uint64_t unit, width;
+
+	memset(&g, 0, sizeof(g));
+	if (ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY, &g) != 0) {
+		struct wtio_xfs_fsop_geom_v4 g4;
+
+		memset(&g4, 0, sizeof(g4));
+		if (ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY_V4, &g4) != 0)
+			return 0;
+		g.blocksize = g4.blocksize;
+		g.sunit = g4.sunit;
+		g.swidth = g4.swidth;
+	}
+	if (g.blocksize == 0 || g.sunit == 0)
+		return 0;
+	unit = (uint64_t)g.sunit * g.blocksize;
+	width = (uint64_t)g.swidth * g.blocksize;
+	if (width < unit)
+		width = unit;
+	if (unit > UINT32_MAX || width > UINT32_MAX)
+		return 0;
+	geo->stripe_unit = (uint32_t)unit;
+	geo->stripe_width = (uint32_t)width;
+	geo->stripe_source = "xfs";
+	return 1;
+}
+
+/*
+ * Stripe from the block device's I/O hints. A minimum_io_size equal to
+ * the logical block size is no stripe, and without an optimal_io_size
+ * there is no width to align to. Returns 1 when a stripe was found.
+ */
+static int stripe_from_sysfs(unsigned int maj, unsigned int min,
+			     struct wtio_geometry *geo)
+{
+	uint64_t lbs = 0, min_io = 0, opt_io = 0;
+
+	if (read_queue_attr(maj, min, "minimum_io_size", &min_io) != 0 ||
+	    read_queue_attr(maj, min, "optimal_io_size", &opt_io) != 0)
+		return 0;
+	if (read_queue_attr(maj, min, "logical_block_size", &lbs) != 0)
+		lbs = GEO_MIN_ALIGN;
+	if (opt_io == 0 || min_io <= lbs)
+		return 0;
+	if (opt_io < min_io || opt_io % min_io != 0)
+		return 0;
+	if (min_io > UINT32_MAX || opt_io > UINT32_MAX)
+		return 0;
+	geo->stripe_unit = (uint32_t)min_io;
+	geo->stripe_width = (uint32_t)opt_io;
+	geo->stripe_source = "sysfs";
+	return 1;
+}
+
+int wtio_geometry_probe(int fd, struct wtio_geometry *geo)
+{
+	struct wtio_statx stx;
+	unsigned int maj = 0, min = 0;
+	int have_dev = 0;
+	uint32_t mode = 0;
+	struct statfs sfs;
+	int ret;
+
+	if (!geo)
+		return -EINVAL;
+
+	/* The fallbacks, so that every return leaves a usable answer. */
+	memset(geo, 0, sizeof(*geo));
+	geo->dio_mem_align = GEO_DEFAULT_ALIGN;
+	geo->dio_offset_align = GEO_DEFAULT_ALIGN;
+	geo->blksize = GEO_DEFAULT_ALIGN;
+	geo->stripe_source = "none";
+
+	if (fd < 0)
+		return -EBADF;
+
+	ret = geo_statx(fd, &stx);
+	if (ret == 0) {
+		mode = stx.stx_mode;
+		if (stx.stx_blksize)
+			geo->blksize = stx.stx_blksize;
+	} else if (ret == -ENOSYS || ret == -EPERM) {
+		/* Old kernel or a seccomp filter: fstat still works. */
+		struct stat st;
+
+		if (fstat(fd, &st) != 0)
+			return -errno;
+		memset(&stx, 0, sizeof(stx));
+		mode = st.st_mode;
+		if (st.st_blksize > 0)
+			geo->blksize = (uint32_t)st.st_blksize;
+		stx.stx_dev_major = major(st.st_dev);
+		stx.stx_dev_minor = minor(st.st_dev);
+		stx.stx_rdev_major = major(st.st_rdev);
+		stx.stx_rdev_minor = minor(st.st_rdev);
+		stx.stx_mask = WTIO_STATX_BASIC_STATS;
+	} else {
+		return ret;
+	}
+
+	/* The block device whose queue limits apply. */
+	if (S_ISBLK(mode)) {
+		maj = stx.stx_rdev_major;
+		min = stx.stx_rdev_minor;
+		have_dev = 1;
+	} else if (S_ISREG(mode) || S_ISDIR(mode)) {
+		maj = stx.stx_dev_major;
+		min = stx.stx_dev_minor;
+		/* Major 0 is an anonymous device (tmpfs, btrfs, NFS, ...). */
+		have_dev = maj != 0;
+	}
+
+	/* Direct I/O alignment. */
+	if ((stx.stx_mask & WTIO_STATX_DIOALIGN) &&
+	    stx.stx_dio_mem_align && stx.stx_dio_offset_align &&
+	    align_fix(stx.stx_dio_mem_align) &&
+	    align_fix(stx.stx_dio_offset_align)) {
+		geo->dio_mem_align = align_fix(stx.stx_dio_mem_align);
+		geo->dio_offset_align = align_fix(stx.stx_dio_offset_align);
+	} else {
+		uint64_t lbs = 0;
+		uint32_t a = 0;
+
+		if (have_dev &&
+		    read_queue_attr(maj, min, "logical_block_size", &lbs) == 0)
+			a = align_fix(lbs);
+		if (a == 0)
+			a = GEO_DEFAULT_ALIGN;
+		geo->dio_mem_align = a;
+		geo->dio_offset_align = a;
+	}
+
+	/* Untorn writes: all three or nothing. */
+	if ((stx.stx_mask & WTIO_STATX_WRITE_ATOMIC) &&
+	    stx.stx_atomic_write_unit_min &&
+	    stx.stx_atomic_write_unit_max >= stx.stx_atomic_write_unit_min &&
+	    is_pow2(stx.stx_atomic_write_unit_min) &&
+	    is_pow2(stx.stx_atomic_write_unit_max)) {
+		geo->atomic_unit_min = stx.stx_atomic_write_unit_min;
+		geo->atomic_unit_max = stx.stx_atomic_write_unit_max;
+		geo->atomic_segments_max = stx.stx_atomic_write_segments_max;
+	}
+
+	/* Stripe: XFS knows best; else the device's I/O hints. */
+	if (fstatfs(fd, &sfs) == 0 &&
+	    (unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC &&
+	    stripe_from_xfs(fd, geo))
+		return 0;
+	if (have_dev)
+		stripe_from_sysfs(maj, min, geo);
+	return 0;
+}

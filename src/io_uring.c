@@ -1,0 +1,470 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring.c - the io_uring backend: one ring per (thread, backend),
+ * created on the thread's first submit, so that submission never needs a
+ * lock and a ring can be set up single-issuer with deferred task work.
+ */
+#include <errno.h>
+#include <liburing.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wtio.h"
+#include "io_priv.h"
+
+#define URING_DEPTH		128
+/* The kernel refuses fixed buffers larger than 1 GiB. */
+#define URING_BUF_CHUNK		(1ull << 30)
+#define URING_WANT_FLAGS	(IORING_SETUP_SINGLE_ISSUER | \
+				 IORING_SETUP_DEFER_TASKRUN)
+
+struct uring_dom {
+	struct wtio_io_tdom dom;
+	/* Setup flags the kernel takes; dropped to 0 on the first -EINVAL. */
+	unsigned int setup_flags;
+	bool have_rw;		/* IORING_OP_READ/WRITE (5.6+) */
+	/* The arena as fixed-buffer chunks; NULL when not to be used. */
+	struct iovec *bufs;
+	unsigned int nr_bufs;
+};
+
+struct uring_ts {
+	struct wtio_io_tstate ts;
+	struct io_uring ring;
+	bool fixed;		/* the arena is registered on this ring */
+	/* Submitted and not yet delivered, including those in dq. */
+	unsigned int inflight;
+	/*
+	 * Completions taken off the CQ (or failed before reaching the SQ)
+	 * while submitting: submit may not call end_io, so they wait here
+	 * for the next reap.
+	 */
+	struct wtio_io_doneq dq;
+	/* Slots of dq kept for requests of the batch being submitted. */
+	unsigned int held;
+};
+
+static void uring_release(struct wtio_io_tstate *ts)
+{
+	struct uring_ts *uts = (struct uring_ts *)ts;
+
+	io_uring_queue_exit(&uts->ring);
+	wtio_io_doneq_free(&uts->dq);
+}
+
+static int uring_init_ring(struct uring_dom *ud, struct io_uring *ring,
+			   unsigned int entries)
+{
+	struct io_uring_params p;
+	unsigned int flags;
+	int ret;
+
+	flags = __atomic_load_n(&ud->setup_flags, __ATOMIC_RELAXED);
+	memset(&p, 0, sizeof(p));
+	p.flags = flags;
+	ret = io_uring_queue_init_params(entries, ring, &p);
+	if (ret == -EINVAL && flags) {
+		/* Older than 6.1: plain rings work, just a bit slower. */
+		memset(&p, 0, sizeof(p));
+		ret = io_uring_queue_init_params(entries, ring, &p);
+		if (!ret)
+			__atomic_store_n(&ud->setup_flags, 0, __ATOMIC_RELAXED);
+	}
+	return ret;
+}
+
+static struct uring_ts *uring_ts_get(struct wtio_io_backend *be, int *err)
+{
+	struct uring_dom *ud = be->private;
+	struct uring_ts *uts;
+	int ret;
+
+	uts = (struct uring_ts *)wtio_io_tstate_find(&ud->dom);
+	if (uts || !err)
+		return uts;
+
+	uts = calloc(1, sizeof(*uts));
+	if (!uts) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ret = uring_init_ring(ud, &uts->ring, URING_DEPTH);
+	if (ret < 0) {
+		free(uts);
+		*err = ret;
+		return NULL;
+	}
+	/* Pinning can fail (RLIMIT_MEMLOCK); plain buffers still work. */
+	if (ud->bufs)
+		uts->fixed = io_uring_register_buffers(&uts->ring, ud->bufs,
+						       ud->nr_bufs) == 0;
+	ret = wtio_io_tstate_add(&ud->dom, &uts->ts);
+	if (ret) {
+		io_uring_queue_exit(&uts->ring);
+		free(uts);
+		*err = ret;
+		return NULL;
+	}
+	return uts;
+}
+
+/* The registered chunk holding all of [buf, buf + len), or -1. */
+static int uring_fixed_index(const struct wtio_io_backend *be,
+			     const struct uring_dom *ud, const void *buf,
+			     size_t len)
+{
+	uintptr_t start = (uintptr_t)be->arena, p = (uintptr_t)buf;
+	uint64_t rel;
+
+	if (!len || p < start || p - start >= be->arena_size ||
+	    len > be->arena_size - (p - start))
+		return -1;
+	rel = p - start;
+	if (rel / URING_BUF_CHUNK != (rel + len - 1) / URING_BUF_CHUNK)
+		return -1;
+	return rel / URING_BUF_CHUNK;
+}
+
+static void uring_prep(struct wtio_io_backend *be, struct uring_ts *uts,
+		       struct io_uring_sqe *sqe, struct wtio_io_req *req)
+{
+	struct uring_dom *ud = be->private;
+	bool rd = req->op == WTIO_IO_READ;
+	void *buf;
+	size_t len;
+	int idx;
+
+	switch (req->op) {
+	case WTIO_IO_READ:
+	case WTIO_IO_WRITE:
+		buf = req->iov[0].iov_base;
+		len = req->iov[0].iov_len;
+		idx = -1;
+		if (req->iovcnt == 1 && uts->fixed)
+			idx = uring_fixed_index(be, ud, buf, len);
+		if (idx >= 0 && rd)
+			io_uring_prep_read_fixed(sqe, req->fd, buf, len,
+						 req->off, idx);
+		else if (idx >= 0)
+			io_uring_prep_write_fixed(sqe, req->fd, buf, len,
+						  req->off, idx);
+		else if (req->iovcnt == 1 && ud->have_rw && rd)
+			io_uring_prep_read(sqe, req->fd, buf, len, req->off);
+		else if (req->iovcnt == 1 && ud->have_rw)
+			io_uring_prep_write(sqe, req->fd, buf, len, req->off);
+		else if (rd)
+			io_uring_prep_readv(sqe, req->fd, req->iov,
+					    req->iovcnt, req->off);
+		else
+			io_uring_prep_writev(sqe, req->fd, req->iov,
+					     req->iovcnt, req->off);
+		/* Like psync: the flags are write flags (RWF_DSYNC, ...). */
+		sqe->rw_flags = rd ? 0 : req->rw_flags;
+		break;
+	case WTIO_IO_FSYNC:
+		io_uring_prep_fsync(sqe, req->fd, 0);
+		break;
+	case WTIO_IO_FDATASYNC:
+		io_uring_prep_fsync(sqe, req->fd, IORING_FSYNC_DATASYNC);
+		break;
+	}
+	io_uring_sqe_set_data(sqe, req);
+}
+
+/* Move ready CQEs into dq, as far as it has room, without calling end_io. */
+static void uring_stash_cqes(struct uring_ts *uts)
+{
+	struct io_uring_cqe *cqe;
+
+	while (uts->dq.count + uts->held < uts->dq.cap &&
+	       io_uring_peek_cqe(&uts->ring, &cqe) == 0) {
+		wtio_io_doneq_push(&uts->dq, io_uring_cqe_get_data(cqe),
+				   cqe->res);
+		io_uring_cqe_seen(&uts->ring, cqe);
+	}
+}
+
+/*
+ * Hand the SQ to the kernel. Returns 0 or a hard error; transient ones are
+ * retried, making room in the CQ when the kernel says it is backed up.
+ */
+static int uring_flush(struct uring_ts *uts)
+{
+	int ret;
+
+	for (;;) {
+		ret = io_uring_submit(&uts->ring);
+		if (ret >= 0)
+			return 0;
+		if (ret == -EINTR)
+			continue;
+		if (ret != -EAGAIN && ret != -EBUSY)
+			return ret;
+		uring_stash_cqes(uts);
+		sched_yield();
+	}
+}
+
+static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
+			unsigned int nr)
+{
+	struct io_uring_sqe *sqe;
+	struct uring_ts *uts;
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; i < nr; i++) {
+		ret = wtio_io_req_check(reqs[i]);
+		if (ret)
+			return ret;
+	}
+	if (!nr)
+		return 0;
+	uts = uring_ts_get(be, &ret);
+	if (!uts)
+		return ret;
+	/*
+	 * Room for every request to fail after some have been queued, and
+	 * for a ring's worth of completions taken off a backed-up CQ.
+	 */
+	ret = wtio_io_doneq_reserve(&uts->dq, nr + URING_DEPTH);
+	if (ret)
+		return ret;
+
+	for (i = 0; i < nr; i++) {
+		uts->held = nr - i;
+		uts->inflight++;
+		while (!(sqe = io_uring_get_sqe(&uts->ring))) {
+			ret = uring_flush(uts);
+			if (ret)
+				break;
+		}
+		if (!sqe) {
+			/*
+			 * The earlier ones are in the SQ and cannot be taken
+			 * back, so report this one through reap instead.
+			 */
+			wtio_io_doneq_push(&uts->dq, reqs[i], ret);
+			continue;
+		}
+		uring_prep(be, uts, sqe, reqs[i]);
+	}
+	uts->held = 0;
+	/*
+	 * A hard error leaves the SQEs queued; the next io_uring_enter (in
+	 * reap) submits them, and reports the error if it persists.
+	 */
+	uring_flush(uts);
+	return 0;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* Deliver what is ready: the stash first, then the CQ, one at a time. */
+static unsigned int uring_deliver(struct uring_ts *uts)
+{
+	struct io_uring_cqe *cqe;
+	struct wtio_io_done d;
+	unsigned int n = 0;
+
+	for (;;) {
+		if (!wtio_io_doneq_pop(&uts->dq, &d)) {
+			if (io_uring_peek_cqe(&uts->ring, &cqe))
+				break;
+			d.req = io_uring_cqe_get_data(cqe);
+			d.res = cqe->res;
+			/* Consume before end_io: it may submit on this ring. */
+			io_uring_cqe_seen(&uts->ring, cqe);
+		}
+		uts->inflight--;
+		n++;
+		d.req->end_io(d.req, d.res);
+	}
+	return n;
+}
+
+static int uring_reap(struct wtio_io_backend *be, unsigned int min_complete,
+		      const struct timespec *timeout)
+{
+	struct uring_ts *uts = uring_ts_get(be, NULL);
+	struct __kernel_timespec kts, *ktsp = NULL;
+	struct io_uring_cqe *cqe;
+	unsigned int target, done = 0, want;
+	int64_t deadline = 0, left;
+	int ret;
+
+	if (!uts)
+		return 0;
+	/* Waiting for more than is in flight would never end. */
+	target = min_complete < uts->inflight ? min_complete : uts->inflight;
+	if (timeout)
+		deadline = now_ns() + (int64_t)timeout->tv_sec * 1000000000 +
+			   timeout->tv_nsec;
+
+	if (!target) {
+		/* Deferred task work only runs when we enter the kernel. */
+		io_uring_submit_and_get_events(&uts->ring);
+		return uring_deliver(uts);
+	}
+
+	for (;;) {
+		done += uring_deliver(uts);
+		if (done >= target)
+			return done;
+		want = target - done;
+		if (want > uts->inflight)
+			want = uts->inflight;
+		if (!want)
+			return done;
+		if (timeout) {
+			left = deadline - now_ns();
+			if (left <= 0) {
+				/* Without entering, deferred work never runs. */
+				io_uring_get_events(&uts->ring);
+				done += uring_deliver(uts);
+				return done >= target ? (int)done : -ETIME;
+			}
+			kts.tv_sec = left / 1000000000;
+			kts.tv_nsec = left % 1000000000;
+			ktsp = &kts;
+		}
+		ret = io_uring_submit_and_wait_timeout(&uts->ring, &cqe, want,
+						       ktsp, NULL);
+		if (ret >= 0 || ret == -EINTR || ret == -EAGAIN ||
+		    ret == -EBUSY)
+			continue;
+		if (ret == -ETIME) {
+			done += uring_deliver(uts);
+			return done >= target ? (int)done : -ETIME;
+		}
+		return done ? (int)done : ret;
+	}
+}
+
+static unsigned int uring_inflight(struct wtio_io_backend *be)
+{
+	struct uring_ts *uts = uring_ts_get(be, NULL);
+
+	return uts ? uts->inflight : 0;
+}
+
+/*
+ * Make sure io_uring really works here: it may be missing, disabled by
+ * sysctl or blocked by seccomp, and AUTO must then fall back to psync.
+ */
+static int uring_probe(struct uring_dom *ud)
+{
+	struct io_uring_probe *probe;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	struct io_uring ring;
+	int ret;
+
+	ret = uring_init_ring(ud, &ring, 4);
+	if (ret < 0)
+		return -EOPNOTSUPP;
+
+	probe = io_uring_get_probe_ring(&ring);
+	if (probe) {
+		if (!io_uring_opcode_supported(probe, IORING_OP_READV) ||
+		    !io_uring_opcode_supported(probe, IORING_OP_WRITEV) ||
+		    !io_uring_opcode_supported(probe, IORING_OP_FSYNC))
+			ret = -EOPNOTSUPP;
+		ud->have_rw =
+			io_uring_opcode_supported(probe, IORING_OP_READ) &&
+			io_uring_opcode_supported(probe, IORING_OP_WRITE);
+		if (!io_uring_opcode_supported(probe, IORING_OP_READ_FIXED) ||
+		    !io_uring_opcode_supported(probe, IORING_OP_WRITE_FIXED)) {
+			free(ud->bufs);
+			ud->bufs = NULL;
+		}
+		io_uring_free_probe(probe);
+	}
+	/* Setup is not enough: seccomp may still block io_uring_enter. */
+	if (!ret) {
+		sqe = io_uring_get_sqe(&ring);
+		io_uring_prep_nop(sqe);
+		do {
+			ret = io_uring_submit_and_wait(&ring, 1);
+		} while (ret == -EINTR || ret == -EAGAIN);
+		if (ret >= 0 && io_uring_peek_cqe(&ring, &cqe) == 0)
+			ret = 0;
+		else
+			ret = -EOPNOTSUPP;
+	}
+	io_uring_queue_exit(&ring);
+	return ret;
+}
+
+static int uring_setup(struct wtio_io_backend *be)
+{
+	struct uring_dom *ud;
+	unsigned int i;
+	size_t left;
+	int ret;
+
+	ud = calloc(1, sizeof(*ud));
+	if (!ud)
+		return -ENOMEM;
+	ud->dom.release = uring_release;
+	ud->setup_flags = URING_WANT_FLAGS;
+
+	if (be->arena && be->arena_size &&
+	    !(be->flags & WTIO_CONFIG_NO_FIXED_BUFFERS)) {
+		ud->nr_bufs = (be->arena_size + URING_BUF_CHUNK - 1) /
+			      URING_BUF_CHUNK;
+		ud->bufs = calloc(ud->nr_bufs, sizeof(*ud->bufs));
+		if (!ud->bufs) {
+			free(ud);
+			return -ENOMEM;
+		}
+		left = be->arena_size;
+		for (i = 0; i < ud->nr_bufs; i++) {
+			ud->bufs[i].iov_base = (char *)be->arena +
+					       (size_t)i * URING_BUF_CHUNK;
+			ud->bufs[i].iov_len = left < URING_BUF_CHUNK ?
+					      left : URING_BUF_CHUNK;
+			left -= ud->bufs[i].iov_len;
+		}
+	}
+
+	ret = uring_probe(ud);
+	if (ret) {
+		free(ud->bufs);
+		free(ud);
+		return ret;
+	}
+	be->private = ud;
+	return 0;
+}
+
+static void uring_teardown(struct wtio_io_backend *be)
+{
+	struct uring_dom *ud = be->private;
+
+	if (!ud)
+		return;
+	wtio_io_tdom_release_all(&ud->dom);
+	free(ud->bufs);
+	free(ud);
+	be->private = NULL;
+}
+
+const struct wtio_io_ops wtio_io_uring_ops = {
+	.name		= "io_uring",
+	.setup		= uring_setup,
+	.teardown	= uring_teardown,
+	.submit		= uring_submit,
+	.reap		= uring_reap,
+	.inflight	= uring_inflight,
+};

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* version.c - run-time version checks and error text. */
+#include <string.h>
+
+#include "wtio_internal.h"
+
+WTIO_EXPORT int wtio_version_major(void)
+{
+	return WTIO_VERSION_MAJOR;
+}
+
+WTIO_EXPORT int wtio_version_minor(void)
+{
+	return WTIO_VERSION_MINOR;
+}
+
+WTIO_EXPORT bool wtio_check_version(int major, int minor)
+{
+	return major == WTIO_VERSION_MAJOR && minor <= WTIO_VERSION_MINOR;
+}
+
+WTIO_EXPORT const char *wtio_strerror(int err)
+{
+	const char *s;
+
+	if (err > 0)
+		err = -err;
+	/* strerrordesc_np is thread safe and never formats into a buffer. */
+	s = strerrordesc_np(-err);
+	return s ? s : "Unknown error";
+}

@@ -1,0 +1,706 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writeback.c - dirty accounting, throttling, the flusher threads, ioend
+ * building and completion, fsync and sync_file_range.
+ *
+ * An ioend is one write I/O over a contiguous file range, built from runs
+ * of dirty blocks of consecutive folios (one iovec per run), capped at
+ * max_io_size. A folio may feed several ioends when its dirty blocks are
+ * not contiguous; wb_pending counts them and the last completion ends the
+ * folio's writeback.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "wtio_internal.h"
+
+/* Folios looked at per pass over an inode's dirty list. */
+#define WB_BATCH 512
+/* ioends one writeback call keeps in flight. */
+#define WB_DEPTH 8
+
+struct wtio_wb_ctl {
+	struct wtio_ctx *ctx;
+	struct wtio_inode *inode;
+	unsigned int inflight;
+	int error;
+};
+
+struct wtio_ioend {
+	struct wtio_io_req io_req;
+	struct wtio_wb_ctl *io_wbc;
+	struct wtio_inode *io_inode;
+	int64_t io_offset;		/* file offset of the first byte */
+	uint32_t io_size;		/* bytes */
+	uint32_t io_done;		/* bytes completed so far */
+	int io_nr_vecs;
+	struct iovec io_vecs[WTIO_IO_MAX_IOVECS];
+	struct iovec io_rest[WTIO_IO_MAX_IOVECS];	/* resubmission */
+	struct wtio_folio *io_folios[WTIO_IO_MAX_IOVECS];
+	uint64_t io_blocks[WTIO_IO_MAX_IOVECS];
+};
+
+static void wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	/* wb_lock held */
+	if (inode->wb_queued || inode->wb_busy)
+		return;
+	inode->wb_queued = true;
+	inode->wb_next = NULL;
+	if (ctx->wb_dirty_tail)
+		ctx->wb_dirty_tail->wb_next = inode;
+	else
+		ctx->wb_dirty_head = inode;
+	ctx->wb_dirty_tail = inode;
+}
+
+static void wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	struct wtio_inode **pp = &ctx->wb_dirty_head, *prev = NULL;
+
+	/* wb_lock held */
+	if (!inode->wb_queued)
+		return;
+	while (*pp && *pp != inode) {
+		prev = *pp;
+		pp = &(*pp)->wb_next;
+	}
+	if (*pp) {
+		*pp = inode->wb_next;
+		if (ctx->wb_dirty_tail == inode)
+			ctx->wb_dirty_tail = prev;
+	}
+	inode->wb_queued = false;
+	inode->wb_next = NULL;
+}
+
+void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint32_t old = atomic_fetch_or(&folio->state, FOLIO_DIRTY);
+
+	if (old & FOLIO_DIRTY)
+		return;
+	pthread_mutex_lock(&inode->dirty_lock);
+	folio->dirtied_ns = wtio_now_ns();
+	folio->d_next = NULL;
+	folio->d_prev = inode->dirty_tail;
+	if (inode->dirty_tail)
+		inode->dirty_tail->d_next = folio;
+	else
+		inode->dirty_head = folio;
+	inode->dirty_tail = folio;
+	inode->nr_dirty++;
+	pthread_mutex_unlock(&inode->dirty_lock);
+	atomic_fetch_add(&ctx->nr_dirty, 1);
+
+	pthread_mutex_lock(&ctx->wb_lock);
+	wb_queue_inode(ctx, inode);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+/* Take the folio off its inode's dirty list; dirty_lock held. */
+static void dirty_list_del(struct wtio_inode *inode, struct wtio_folio *folio)
+{
+	if (folio->d_prev)
+		folio->d_prev->d_next = folio->d_next;
+	else
+		inode->dirty_head = folio->d_next;
+	if (folio->d_next)
+		folio->d_next->d_prev = folio->d_prev;
+	else
+		inode->dirty_tail = folio->d_prev;
+	folio->d_prev = folio->d_next = NULL;
+	inode->nr_dirty--;
+}
+
+void wtio_folio_cancel_dirty(struct wtio_inode *inode,
+			     struct wtio_folio *folio)
+{
+	uint32_t old = atomic_fetch_and(&folio->state,
+					~(FOLIO_DIRTY | FOLIO_ERROR));
+
+	folio->ifs_dirty = 0;
+	if (!(old & FOLIO_DIRTY))
+		return;
+	pthread_mutex_lock(&inode->dirty_lock);
+	dirty_list_del(inode, folio);
+	pthread_mutex_unlock(&inode->dirty_lock);
+	atomic_fetch_sub(&inode->ctx->nr_dirty, 1);
+}
+
+void wtio_writeback_kick(struct wtio_ctx *ctx)
+{
+	pthread_mutex_lock(&ctx->wb_lock);
+	ctx->wb_kicks++;
+	pthread_cond_broadcast(&ctx->wb_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+static void timespec_in(struct timespec *ts, uint64_t ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
+{
+	int64_t dirty = atomic_load(&ctx->nr_dirty);
+	int64_t target = (ctx->dirty_background_folios +
+			  ctx->dirty_limit_folios) / 2;
+
+	if (dirty <= ctx->dirty_background_folios)
+		return 0;
+	wtio_writeback_kick(ctx);
+	if (dirty <= ctx->dirty_limit_folios)
+		return 0;
+	if (nowait)
+		return -EAGAIN;
+	wtio_stat_add(&ctx->st_throttle_waits, 1);
+	/* Sleep until writeback brings dirty data back to halfway between
+	 * the two thresholds, as balance_dirty_pages does; the timed wait
+	 * only guards against a missed wake-up. */
+	pthread_mutex_lock(&ctx->wb_lock);
+	while (!ctx->wb_stop && atomic_load(&ctx->nr_dirty) > target) {
+		struct timespec ts;
+
+		ctx->wb_kicks++;
+		pthread_cond_broadcast(&ctx->wb_cond);
+		timespec_in(&ts, 50);
+		pthread_cond_timedwait(&ctx->throttle_cond, &ctx->wb_lock, &ts);
+	}
+	pthread_mutex_unlock(&ctx->wb_lock);
+	return 0;
+}
+
+/* ---- ioend completion ---- */
+
+static void ioend_finish(struct wtio_ioend *ioend, int error)
+{
+	struct wtio_inode *inode = ioend->io_inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_wb_ctl *wbc = ioend->io_wbc;
+	int i;
+
+	if (error) {
+		wtio_inode_record_error(inode, error);
+		wtio_stat_add(&ctx->st_wb_errors, 1);
+		if (wbc && !wbc->error)
+			wbc->error = error;
+	} else {
+		wtio_stat_add(&ctx->st_bytes_written, ioend->io_size);
+	}
+	for (i = 0; i < ioend->io_nr_vecs; i++) {
+		struct wtio_folio *folio = ioend->io_folios[i];
+
+		/* While WRITEBACK is set the dirty bits belong to us: give
+		 * the failed blocks back, so the data is never taken for
+		 * clean. Background writeback leaves FOLIO_ERROR folios to
+		 * fsync, which retries them. */
+		if (error) {
+			folio->ifs_dirty |= ioend->io_blocks[i];
+			wtio_folio_set_flag(folio, FOLIO_ERROR);
+		}
+		if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
+			if (wtio_folio_test(folio, FOLIO_ERROR) &&
+			    folio->ifs_dirty)
+				wtio_folio_mark_dirty(inode, folio);
+			folio->wb_blocks = 0;
+			atomic_fetch_sub(&ctx->nr_writeback, 1);
+			atomic_fetch_sub(&inode->nr_writeback, 1);
+			wtio_folio_end_writeback(folio);
+		}
+		wtio_folio_put(ctx, folio);
+	}
+	if (wbc)
+		wbc->inflight--;
+	free(ioend);
+	wtio_cache_wake_space(ctx);
+	pthread_mutex_lock(&ctx->wb_lock);
+	pthread_cond_broadcast(&ctx->throttle_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+/* Point io_rest at the part of the ioend not yet written. */
+static int ioend_rest(struct wtio_ioend *ioend)
+{
+	uint32_t skip = ioend->io_done;
+	int i, n = 0;
+
+	for (i = 0; i < ioend->io_nr_vecs; i++) {
+		struct iovec v = ioend->io_vecs[i];
+
+		if (skip >= v.iov_len) {
+			skip -= (uint32_t)v.iov_len;
+			continue;
+		}
+		v.iov_base = (char *)v.iov_base + skip;
+		v.iov_len -= skip;
+		skip = 0;
+		ioend->io_rest[n++] = v;
+	}
+	return n;
+}
+
+static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
+{
+	struct wtio_ioend *ioend = (struct wtio_ioend *)req;
+	struct wtio_io_backend *be = &ioend->io_inode->ctx->io;
+	struct wtio_io_req *r = req;
+
+	if (res < 0) {
+		ioend_finish(ioend, (int)res);
+		return;
+	}
+	if (res == 0) {
+		/* A write that makes no progress will not make any if
+		 * repeated: the device is out of space or broken. */
+		ioend_finish(ioend, -EIO);
+		return;
+	}
+	ioend->io_done += (uint32_t)res;
+	if (ioend->io_done >= ioend->io_size) {
+		ioend_finish(ioend, 0);
+		return;
+	}
+	/* Short write: the rest goes again, from this thread, as part of
+	 * the same ioend. Block alignment holds because a short direct
+	 * write stops at a block boundary; if it did not, the kernel would
+	 * reject the resubmission and we report that error. */
+	req->off = ioend->io_offset + ioend->io_done;
+	req->iovcnt = ioend_rest(ioend);
+	req->iov = ioend->io_rest;
+	if (be->ops->submit(be, &r, 1) < 0)
+		ioend_finish(ioend, -EIO);
+	else
+		wtio_stat_add(&ioend->io_inode->ctx->st_write_ios, 1);
+}
+
+static int ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
+{
+	struct wtio_io_backend *be = &wbc->ctx->io;
+	struct wtio_io_req *r = &ioend->io_req;
+	int ret;
+
+	r->op = WTIO_IO_WRITE;
+	r->fd = ioend->io_inode->fd;
+	r->off = ioend->io_offset;
+	r->iov = ioend->io_vecs;
+	r->iovcnt = ioend->io_nr_vecs;
+	r->rw_flags = 0;
+	r->end_io = ioend_end_io;
+	r->private = ioend;
+	wbc->inflight++;
+	ret = be->ops->submit(be, &r, 1);
+	if (ret < 0) {
+		ioend_finish(ioend, ret);
+		return ret;
+	}
+	wtio_stat_add(&wbc->ctx->st_write_ios, 1);
+	while (wbc->inflight >= WB_DEPTH)
+		be->ops->reap(be, 1, NULL);
+	return 0;
+}
+
+static void wb_reap_all(struct wtio_wb_ctl *wbc)
+{
+	struct wtio_io_backend *be = &wbc->ctx->io;
+
+	while (wbc->inflight)
+		be->ops->reap(be, 1, NULL);
+}
+
+/*
+ * Add the dirty blocks of a folio now under writeback to the current
+ * ioend, starting new ones where the range is not contiguous or full.
+ */
+static void wb_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
+			 struct wtio_folio *folio)
+{
+	struct wtio_inode *inode = wbc->inode;
+	struct wtio_ctx *ctx = wbc->ctx;
+	uint64_t blocks = folio->wb_blocks;
+	int64_t base = (int64_t)atomic_load(&folio->index) << ctx->folio_shift;
+	uint32_t bs = inode->block_size;
+
+	/* One pending count for the whole add, so no ioend completing in
+	 * between can end the writeback early. */
+	atomic_fetch_add(&folio->wb_pending, 1);
+	while (blocks) {
+		uint32_t first = (uint32_t)__builtin_ctzll(blocks);
+		uint32_t n = (uint32_t)__builtin_ctzll(~(blocks >> first));
+		uint64_t run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
+		int64_t off = base + (int64_t)first * bs;
+		uint32_t len = n * bs;
+		struct wtio_ioend *io = *cur;
+
+		if (first + n >= 64)
+			run = ~0ull << first;
+		blocks &= ~run;
+		if (io && (io->io_offset + io->io_size != off ||
+			   io->io_nr_vecs == WTIO_IO_MAX_IOVECS ||
+			   io->io_size + len > ctx->cfg.max_io_size)) {
+			*cur = NULL;
+			ioend_submit(wbc, io);
+			io = NULL;
+		}
+		if (!io) {
+			io = calloc(1, sizeof(*io));
+			if (!io) {
+				/* Give the blocks back as failed. */
+				folio->ifs_dirty |= run;
+				wtio_folio_set_flag(folio, FOLIO_ERROR);
+				wtio_inode_record_error(inode, -ENOMEM);
+				if (!wbc->error)
+					wbc->error = -ENOMEM;
+				continue;
+			}
+			io->io_wbc = wbc;
+			io->io_inode = inode;
+			io->io_offset = off;
+			*cur = io;
+		}
+		wtio_folio_get(folio);
+		atomic_fetch_add(&folio->wb_pending, 1);
+		io->io_vecs[io->io_nr_vecs].iov_base = folio->data + first * bs;
+		io->io_vecs[io->io_nr_vecs].iov_len = len;
+		io->io_folios[io->io_nr_vecs] = folio;
+		io->io_blocks[io->io_nr_vecs] = run;
+		io->io_nr_vecs++;
+		io->io_size += len;
+	}
+	if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
+		/* Nothing could be queued (allocation failure). */
+		if (folio->ifs_dirty)
+			wtio_folio_mark_dirty(inode, folio);
+		folio->wb_blocks = 0;
+		atomic_fetch_sub(&ctx->nr_writeback, 1);
+		atomic_fetch_sub(&inode->nr_writeback, 1);
+		wtio_folio_end_writeback(folio);
+	}
+}
+
+/* Locked dirty folio -> writeback: the I/O now owns its dirty blocks. */
+static void folio_start_writeback(struct wtio_inode *inode,
+				  struct wtio_folio *folio)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+
+	wtio_folio_set_flag(folio, FOLIO_WRITEBACK);
+	atomic_fetch_and(&folio->state, ~(FOLIO_DIRTY | FOLIO_ERROR));
+	pthread_mutex_lock(&inode->dirty_lock);
+	dirty_list_del(inode, folio);
+	pthread_mutex_unlock(&inode->dirty_lock);
+	atomic_fetch_sub(&ctx->nr_dirty, 1);
+	atomic_fetch_add(&ctx->nr_writeback, 1);
+	atomic_fetch_add(&inode->nr_writeback, 1);
+	folio->wb_blocks = folio->ifs_dirty;
+	folio->ifs_dirty = 0;
+}
+
+static int cmp_folio_index(const void *a, const void *b)
+{
+	uint64_t x = atomic_load(&(*(struct wtio_folio *const *)a)->index);
+	uint64_t y = atomic_load(&(*(struct wtio_folio *const *)b)->index);
+
+	return x < y ? -1 : x > y;
+}
+
+/* Referenced dirty folios in [first, last] dirtied before cutoff. */
+static int wb_collect(struct wtio_inode *inode, uint64_t first, uint64_t last,
+		      uint64_t cutoff, bool skip_errors,
+		      struct wtio_folio **v, int max)
+{
+	struct wtio_folio *f;
+	int n = 0;
+
+	pthread_mutex_lock(&inode->dirty_lock);
+	for (f = inode->dirty_head; f && n < max; f = f->d_next) {
+		uint64_t idx = atomic_load_explicit(&f->index,
+						    memory_order_relaxed);
+
+		/* The list is in dirtying order: nothing later qualifies. */
+		if (cutoff && f->dirtied_ns >= cutoff)
+			break;
+		if (idx < first || idx > last)
+			continue;
+		if (skip_errors && wtio_folio_test(f, FOLIO_ERROR))
+			continue;
+		wtio_folio_get(f);
+		v[n++] = f;
+	}
+	pthread_mutex_unlock(&inode->dirty_lock);
+	return n;
+}
+
+int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
+			 enum wtio_wb_mode mode, uint64_t nr_to_write,
+			 uint64_t expired_before)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_wb_ctl wbc = { .ctx = ctx, .inode = inode };
+	uint64_t first = (uint64_t)start >> ctx->folio_shift;
+	uint64_t last = end < 0 ? UINT64_MAX :
+		(uint64_t)(end - 1) >> ctx->folio_shift;
+	/* A sync pass writes what was dirty when it began, so that writers
+	 * dirtying more cannot keep it going forever. */
+	uint64_t cutoff = expired_before ? expired_before :
+		(mode == WB_SYNC ? wtio_now_ns() + 1 : 0);
+	struct wtio_folio **v;
+	uint64_t written = 0;
+
+	if (end >= 0 && end <= start)
+		return 0;
+	v = malloc(WB_BATCH * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (;;) {
+		struct wtio_ioend *cur = NULL;
+		uint64_t done_before = written;
+		int i, n;
+
+		n = wb_collect(inode, first, last, cutoff, mode != WB_SYNC, v,
+			       WB_BATCH);
+		if (!n)
+			break;
+		qsort(v, (size_t)n, sizeof(*v), cmp_folio_index);
+		for (i = 0; i < n; i++) {
+			struct wtio_folio *f = v[i];
+
+			if (nr_to_write && written >= nr_to_write)
+				goto skip;
+			if (mode == WB_SYNC)
+				wtio_folio_lock(f);
+			else if (!wtio_folio_trylock(f))
+				goto skip;
+			if (atomic_load(&f->inode) != inode)
+				goto unlock;
+			if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
+				if (mode != WB_SYNC)
+					goto unlock;
+				wtio_folio_wait_writeback(f);
+			}
+			if (!wtio_folio_test(f, FOLIO_DIRTY))
+				goto unlock;
+			if (mode != WB_SYNC && wtio_folio_test(f, FOLIO_ERROR))
+				goto unlock;
+			folio_start_writeback(inode, f);
+			wtio_folio_unlock(f);
+			wb_add_folio(&wbc, &cur, f);
+			written++;
+			goto skip;
+unlock:
+			wtio_folio_unlock(f);
+skip:
+			wtio_folio_put(ctx, f);
+		}
+		if (cur)
+			ioend_submit(&wbc, cur);
+		if (written == done_before ||
+		    (nr_to_write && written >= nr_to_write))
+			break;
+	}
+	wb_reap_all(&wbc);
+	free(v);
+	return wbc.error;
+}
+
+void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
+			       int64_t end)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t first = (uint64_t)start >> ctx->folio_shift;
+	uint64_t last = end < 0 ? UINT64_MAX :
+		(uint64_t)(end - 1) >> ctx->folio_shift;
+	struct wtio_folio **v;
+	uint64_t nr, i;
+
+	if (!atomic_load(&inode->nr_writeback))
+		return;
+	v = wtio_inode_collect(inode, first, &nr);
+	if (!v)
+		return;
+	for (i = 0; i < nr; i++) {
+		if (atomic_load(&v[i]->index) <= last)
+			wtio_folio_wait_writeback(v[i]);
+		wtio_folio_put(ctx, v[i]);
+	}
+	free(v);
+}
+
+int wtio_fsync_file(struct wtio_file *file, bool datasync)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_io_req req = {
+		.op = datasync ? WTIO_IO_FDATASYNC : WTIO_IO_FSYNC,
+		.fd = inode->fd,
+	};
+	int ret, err;
+	ssize_t res;
+
+	wtio_writeback_range(inode, 0, -1, WB_SYNC, 0, 0);
+	wtio_wait_writeback_range(inode, 0, -1);
+	pthread_rwlock_rdlock(&inode->i_rwsem);
+	ret = wtio_inode_sync_size(inode);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	res = wtio_io_sync(&inode->ctx->io, &req);
+	if (res < 0) {
+		wtio_inode_record_error(inode, (int)res);
+		ret = (int)res;
+	}
+	/* Writeback errors, ours or a flusher's, reach each handle once. */
+	err = wtio_file_check_error(file);
+	return err ? err : ret;
+}
+
+int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
+			 unsigned int flags)
+{
+	struct wtio_inode *inode = file->inode;
+	int64_t end = nbytes ? off + nbytes : -1;
+	int ret = 0;
+
+	if (flags & WTIO_SYNC_RANGE_WAIT_BEFORE)
+		wtio_wait_writeback_range(inode, off, end);
+	if (flags & WTIO_SYNC_RANGE_WRITE)
+		ret = wtio_writeback_range(inode, off, end, WB_SYNC, 0, 0);
+	if (flags & WTIO_SYNC_RANGE_WAIT_AFTER)
+		wtio_wait_writeback_range(inode, off, end);
+	return ret;
+}
+
+/* ---- flusher threads ---- */
+
+static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
+					     bool *all)
+{
+	struct wtio_inode *inode;
+
+	/* wb_lock held; returns with it held */
+	for (;;) {
+		uint64_t now = wtio_now_ns();
+		bool periodic = now >= ctx->wb_next_periodic;
+		bool over = atomic_load(&ctx->nr_dirty) >
+			    ctx->dirty_background_folios;
+
+		if (ctx->wb_stop)
+			return NULL;
+		if (ctx->wb_dirty_head && (ctx->wb_kicks || over || periodic)) {
+			if (periodic && !ctx->wb_kicks && !over)
+				ctx->wb_next_periodic = now +
+					ctx->cfg.writeback_interval_ms * 1000000ull;
+			*all = ctx->wb_kicks || over;
+			ctx->wb_kicks = 0;
+			inode = ctx->wb_dirty_head;
+			wb_unqueue_inode(ctx, inode);
+			inode->wb_busy++;
+			return inode;
+		}
+		if (periodic)
+			ctx->wb_next_periodic = now +
+				ctx->cfg.writeback_interval_ms * 1000000ull;
+		struct timespec ts;
+
+		timespec_in(&ts, ctx->cfg.writeback_interval_ms);
+		pthread_cond_timedwait(&ctx->wb_cond, &ctx->wb_lock, &ts);
+	}
+}
+
+static void *flusher_main(void *arg)
+{
+	struct wtio_ctx *ctx = arg;
+	struct wtio_inode *inode;
+	bool all;
+
+	pthread_mutex_lock(&ctx->wb_lock);
+	while ((inode = flusher_next_inode(ctx, &all))) {
+		uint64_t expire = ctx->cfg.dirty_expire_ms * 1000000ull;
+		uint64_t now = wtio_now_ns();
+		uint64_t cutoff = all ? 0 : (now > expire ? now - expire : 1);
+
+		pthread_mutex_unlock(&ctx->wb_lock);
+		wtio_writeback_range(inode, 0, -1, WB_BACKGROUND, 1024, cutoff);
+		pthread_mutex_lock(&ctx->wb_lock);
+		inode->wb_busy--;
+		pthread_mutex_lock(&inode->dirty_lock);
+		if (inode->nr_dirty)
+			wb_queue_inode(ctx, inode);
+		pthread_mutex_unlock(&inode->dirty_lock);
+		pthread_cond_broadcast(&ctx->wb_idle_cond);
+		pthread_cond_broadcast(&ctx->throttle_cond);
+	}
+	pthread_mutex_unlock(&ctx->wb_lock);
+	return NULL;
+}
+
+void wtio_writeback_detach_inode(struct wtio_inode *inode)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+
+	pthread_mutex_lock(&ctx->wb_lock);
+	while (inode->wb_busy)
+		pthread_cond_wait(&ctx->wb_idle_cond, &ctx->wb_lock);
+	wb_unqueue_inode(ctx, inode);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+int wtio_writeback_init(struct wtio_ctx *ctx)
+{
+	uint32_t i;
+	int ret;
+
+	ctx->dirty_background_folios =
+		(int64_t)(ctx->nr_folios * ctx->cfg.dirty_background_ratio / 100);
+	ctx->dirty_limit_folios =
+		(int64_t)(ctx->nr_folios * ctx->cfg.dirty_ratio / 100);
+	if (ctx->dirty_limit_folios < 1)
+		ctx->dirty_limit_folios = 1;
+	pthread_mutex_init(&ctx->wb_lock, NULL);
+	pthread_cond_init(&ctx->wb_cond, NULL);
+	pthread_cond_init(&ctx->throttle_cond, NULL);
+	pthread_cond_init(&ctx->wb_idle_cond, NULL);
+	ctx->wb_next_periodic = wtio_now_ns() +
+		ctx->cfg.writeback_interval_ms * 1000000ull;
+	ctx->flushers = calloc(ctx->cfg.nr_flushers, sizeof(pthread_t));
+	if (!ctx->flushers)
+		return -ENOMEM;
+	for (i = 0; i < ctx->cfg.nr_flushers; i++) {
+		ret = pthread_create(&ctx->flushers[i], NULL, flusher_main, ctx);
+		if (ret) {
+			ctx->nr_flushers_running = i;
+			wtio_writeback_exit(ctx);
+			return -ret;
+		}
+	}
+	ctx->nr_flushers_running = ctx->cfg.nr_flushers;
+	return 0;
+}
+
+void wtio_writeback_exit(struct wtio_ctx *ctx)
+{
+	uint32_t i;
+
+	if (!ctx->flushers)
+		return;
+	pthread_mutex_lock(&ctx->wb_lock);
+	ctx->wb_stop = true;
+	pthread_cond_broadcast(&ctx->wb_cond);
+	pthread_cond_broadcast(&ctx->throttle_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+	for (i = 0; i < ctx->nr_flushers_running; i++)
+		pthread_join(ctx->flushers[i], NULL);
+	free(ctx->flushers);
+	ctx->flushers = NULL;
+	ctx->nr_flushers_running = 0;
+	pthread_mutex_destroy(&ctx->wb_lock);
+	pthread_cond_destroy(&ctx->wb_cond);
+	pthread_cond_destroy(&ctx->throttle_cond);
+	pthread_cond_destroy(&ctx->wb_idle_cond);
+}

@@ -1,0 +1,321 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * wtio_internal.h - the structures behind the opaque handles.
+ *
+ * Naming follows the kernel's iomap/page cache layers: a wtio_inode is the
+ * cached file shared by every open handle of it (the address_space), a
+ * wtio_folio is one cache slot with per-block state (ifs_*), a wtio_ioend
+ * is one write I/O built from contiguous dirty blocks (io_* fields).
+ *
+ * Lock order, outermost first:
+ *   inode->i_rwsem  >  folio lock (one at a time per thread)  >
+ *   index bucket lock  >  inode->i_pages_lock  >  inode->dirty_lock  >
+ *   ctx->wb_lock  >  ctx->free_lock
+ */
+#ifndef WTIO_INTERNAL_H
+#define WTIO_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <wtio.h>
+#include "geometry.h"
+#include "io.h"
+
+#define WTIO_EXPORT __attribute__((visibility("default")))
+
+#define WTIO_MIN_FOLIO_SIZE	4096u
+#define WTIO_MAX_FOLIO_SIZE	(1u << 20)
+/* Per-block state is one 64-bit word per folio. */
+#define WTIO_MAX_BLOCKS_PER_FOLIO 64u
+
+/* Folio state bits (folio->state). */
+#define FOLIO_LOCKED		(1u << 0)
+#define FOLIO_WAITERS		(1u << 1)	/* someone sleeps on this word */
+#define FOLIO_UPTODATE		(1u << 2)	/* every block is uptodate */
+#define FOLIO_DIRTY		(1u << 3)
+#define FOLIO_WRITEBACK		(1u << 4)
+#define FOLIO_DROPBEHIND	(1u << 5)
+#define FOLIO_REFERENCED	(1u << 6)	/* CLOCK second chance */
+#define FOLIO_ERROR		(1u << 7)	/* last write of it failed */
+
+struct wtio_inode;
+
+struct wtio_folio {
+	_Atomic uint32_t state;
+	/* One reference is held by the index while the folio is cached;
+	 * lookups take more under the bucket lock. At zero it is free. */
+	_Atomic int32_t refcount;
+	/* Stable while the folio is locked or referenced and cached. */
+	struct wtio_inode *_Atomic inode;
+	_Atomic uint64_t index;		/* folio number within the file */
+	char *data;			/* folio_size bytes in the arena */
+
+	struct wtio_folio *hash_next;	/* bucket chain, under bucket lock */
+	struct wtio_folio *i_prev, *i_next; /* inode's folios, i_pages_lock */
+	struct wtio_folio *d_prev, *d_next; /* inode's dirty list, dirty_lock */
+	struct wtio_folio *free_next;	/* ctx free list */
+	uint64_t dirtied_ns;		/* when it became dirty */
+
+	/* Per-block state (iomap's ifs). ifs_uptodate is read locklessly
+	 * by readers and only changed under the folio lock. ifs_dirty is
+	 * changed under the folio lock, except while WRITEBACK is set: then
+	 * it belongs to the I/O completion. */
+	_Atomic uint64_t ifs_uptodate;
+	uint64_t ifs_dirty;
+	/* Blocks in the I/O now under way, and how many ioends cover them. */
+	uint64_t wb_blocks;
+	_Atomic int32_t wb_pending;
+	/* Bytes of the folio's blocks that are on the dirty list for
+	 * accounting; not needed: folio granularity is the unit. */
+};
+
+/* The index: one hash table per context with striped locks, so many
+ * threads on one file do not contend on one lock. */
+struct wtio_index {
+	struct wtio_folio **buckets;
+	uint64_t mask;
+	pthread_mutex_t *locks;
+	uint64_t lock_mask;
+};
+
+struct wtio_ctx {
+	struct wtio_config cfg;
+	uint32_t folio_size;
+	uint32_t folio_shift;
+
+	char *arena;
+	size_t arena_size;
+	struct wtio_folio *folios;
+	uint64_t nr_folios;
+
+	struct wtio_io_backend io;
+	struct wtio_index index;
+
+	/* Free folios, and the CLOCK hand over all of them. */
+	pthread_mutex_t free_lock;
+	struct wtio_folio *free_list;
+	uint64_t nr_free;
+	pthread_mutex_t evict_lock;
+	uint64_t clock_hand;
+	/* Allocators waiting for a folio to become reclaimable. */
+	pthread_mutex_t space_lock;
+	pthread_cond_t space_cond;
+	_Atomic uint32_t space_waiters;
+
+	/* Dirty accounting and the flushers (writeback.c). */
+	_Atomic int64_t nr_dirty;
+	_Atomic int64_t nr_writeback;
+	int64_t dirty_background_folios;
+	int64_t dirty_limit_folios;
+	pthread_mutex_t wb_lock;
+	pthread_cond_t wb_cond;		/* flushers sleep here */
+	pthread_cond_t throttle_cond;	/* throttled writers sleep here */
+	struct wtio_inode *wb_dirty_head, *wb_dirty_tail; /* inodes with dirty data */
+	bool wb_stop;
+	uint32_t wb_kicks;		/* requests for writeback */
+	pthread_cond_t wb_idle_cond;	/* an inode's wb_busy dropped */
+	uint64_t wb_next_periodic;
+	pthread_t *flushers;
+	uint32_t nr_flushers_running;
+
+	/* Open inodes and handles. */
+	pthread_mutex_t inodes_lock;
+	struct wtio_inode *inodes;
+	uint64_t nr_files;
+	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */
+
+	/* Counters. */
+	_Atomic uint64_t st_hits, st_misses, st_readahead, st_bytes_read,
+		st_bytes_written, st_read_ios, st_write_ios, st_throttle_waits,
+		st_evictions, st_wb_errors, st_rmw_reads;
+};
+
+struct wtio_inode {
+	struct wtio_ctx *ctx;
+	dev_t dev;
+	ino_t ino;
+	int fd;			/* O_DIRECT; writable when any handle is */
+	bool fd_writable;
+	int refs;		/* handles, under ctx->inodes_lock */
+	struct wtio_inode *next;	/* ctx->inodes */
+
+	/* The i_rwsem analogue: writes exclusive, reads shared. */
+	pthread_rwlock_t i_rwsem;
+	/* Size as wtio sees it; moves in the write path. */
+	_Atomic int64_t i_size;
+
+	struct wtio_geometry geo;
+	uint32_t block_size;
+	uint32_t block_shift;
+	uint32_t blocks_per_folio;
+
+	pthread_mutex_t i_pages_lock;
+	struct wtio_folio *pages;	/* every cached folio of the inode */
+	uint64_t nr_pages;
+
+	pthread_mutex_t dirty_lock;
+	struct wtio_folio *dirty_head, *dirty_tail; /* oldest first */
+	uint64_t nr_dirty;
+	_Atomic int64_t nr_writeback;
+
+	/* On ctx's dirty-inode list (under ctx->wb_lock). */
+	bool wb_queued;
+	int wb_busy;		/* flushers working on it, under wb_lock */
+	struct wtio_inode *wb_next;
+
+	/* errseq analogue: every writeback error bumps err_seq. */
+	_Atomic uint64_t err_seq;
+	_Atomic int err_last;
+};
+
+#define WTIO_FILE_MAGIC 0x7774696f66696c65ull	/* "wtiofile" */
+#define WTIO_FILE_DEAD  0xdeadf11edeadf11eull
+
+struct wtio_file {
+	_Atomic uint64_t magic;
+	struct wtio_ctx *ctx;
+	struct wtio_inode *inode;
+	int oflags;
+	unsigned int default_flags;
+	_Atomic uint64_t err_seen;
+	/* Sequential readahead detection. */
+	_Atomic int64_t ra_next;	/* where a sequential read would go */
+	_Atomic uint32_t ra_window;	/* bytes */
+	struct wtio_file *next_dead;
+};
+
+/* ---- folio.c ---- */
+void wtio_folio_lock(struct wtio_folio *folio);
+bool wtio_folio_trylock(struct wtio_folio *folio);
+void wtio_folio_unlock(struct wtio_folio *folio);
+void wtio_folio_wait_writeback(struct wtio_folio *folio);
+void wtio_folio_end_writeback(struct wtio_folio *folio);
+void wtio_folio_get(struct wtio_folio *folio);
+void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio);
+static inline uint32_t wtio_folio_flags(struct wtio_folio *folio)
+{
+	return atomic_load_explicit(&folio->state, memory_order_acquire);
+}
+static inline void wtio_folio_set_flag(struct wtio_folio *folio, uint32_t f)
+{
+	atomic_fetch_or_explicit(&folio->state, f, memory_order_acq_rel);
+}
+static inline void wtio_folio_clear_flag(struct wtio_folio *folio, uint32_t f)
+{
+	atomic_fetch_and_explicit(&folio->state, ~f, memory_order_acq_rel);
+}
+static inline bool wtio_folio_test(struct wtio_folio *folio, uint32_t f)
+{
+	return wtio_folio_flags(folio) & f;
+}
+/* Block mask covering bytes [from, to) of a folio. */
+uint64_t wtio_ifs_mask(const struct wtio_inode *inode, uint32_t from,
+		       uint32_t to);
+uint64_t wtio_ifs_all(const struct wtio_inode *inode);
+/* Mark blocks uptodate; sets FOLIO_UPTODATE when all are. Folio locked. */
+void wtio_ifs_set_uptodate(struct wtio_inode *inode, struct wtio_folio *folio,
+			   uint64_t mask);
+bool wtio_ifs_range_uptodate(const struct wtio_inode *inode,
+			     struct wtio_folio *folio, uint32_t from,
+			     uint32_t to);
+
+/* ---- cache.c ---- */
+int wtio_cache_init(struct wtio_ctx *ctx);
+void wtio_cache_exit(struct wtio_ctx *ctx);
+/* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
+struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
+/* Find or create; returns the folio referenced and LOCKED, its identity
+ * checked. *created says whether it is new (no block uptodate). With
+ * nowait, returns -EAGAIN instead of sleeping. */
+int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
+			  bool nowait, struct wtio_folio **foliop,
+			  bool *created);
+/* Create a new locked folio at index if absent and one can be had
+ * without waiting; NULL otherwise (readahead). */
+struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
+					 uint64_t index);
+/* Remove a locked, referenced, clean, not-under-writeback folio from the
+ * cache; the caller still holds its reference and lock. */
+void wtio_folio_remove(struct wtio_folio *folio);
+/* Wake allocators waiting for space. */
+void wtio_cache_wake_space(struct wtio_ctx *ctx);
+uint64_t wtio_cache_nr_cached(struct wtio_ctx *ctx);
+
+/* ---- file.c ---- */
+int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
+		   mode_t mode, unsigned int default_flags,
+		   struct wtio_file **filep);
+int wtio_file_close(struct wtio_file *file);
+int wtio_file_truncate(struct wtio_file *file, off_t length);
+/* Make the backing file's size equal i_size. Caller holds i_rwsem. */
+int wtio_inode_sync_size(struct wtio_inode *inode);
+/* Report an error not yet seen by this handle, once. */
+int wtio_file_check_error(struct wtio_file *file);
+void wtio_inode_record_error(struct wtio_inode *inode, int err);
+/* Referenced folios of the inode with index >= first (malloc'd array). */
+struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
+				       uint64_t first, uint64_t *nr);
+/* Drop every folio of the inode (close, crash). Clean or not. */
+void wtio_inode_drop_cache(struct wtio_inode *inode, bool wait_io);
+static inline int64_t wtio_inode_size(struct wtio_inode *inode)
+{
+	return atomic_load_explicit(&inode->i_size, memory_order_acquire);
+}
+
+/* ---- buffered_read.c ---- */
+ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
+			   int iovcnt, off_t off, unsigned int flags);
+/* Read the blocks in mask that are not uptodate from disk into a locked
+ * folio; zero what lies past EOF. Returns 0 or a negative errno. */
+int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
+			   uint64_t mask);
+
+/* ---- buffered_write.c ---- */
+ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
+			    int iovcnt, off_t off, unsigned int flags);
+
+/* ---- writeback.c ---- */
+int wtio_writeback_init(struct wtio_ctx *ctx);
+void wtio_writeback_exit(struct wtio_ctx *ctx);
+/* The folio became dirty: account it, queue inode for the flushers.
+ * Folio locked. */
+void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio);
+/* Take a dirty folio off the dirty list (truncate); folio locked. */
+void wtio_folio_cancel_dirty(struct wtio_inode *inode,
+			     struct wtio_folio *folio);
+/* Throttle a writer that dirtied data (balance_dirty_pages). */
+int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
+/* Wake flushers. */
+void wtio_writeback_kick(struct wtio_ctx *ctx);
+enum wtio_wb_mode { WB_BACKGROUND, WB_SYNC };
+/*
+ * Write back dirty folios of inode in [start, end) (end -1: to EOF).
+ * WB_SYNC waits for every folio's lock and writeback and retries folios
+ * whose last write failed; it returns the first I/O error it saw.
+ * nr_to_write limits folios (0 = no limit); expired_before, if nonzero,
+ * selects only folios dirtied before that time.
+ */
+int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
+			 enum wtio_wb_mode mode, uint64_t nr_to_write,
+			 uint64_t expired_before);
+/* Wait until no flusher works on inode and take it off their list. */
+void wtio_writeback_detach_inode(struct wtio_inode *inode);
+/* Wait for writeback in flight on [start, end). */
+void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
+			       int64_t end);
+int wtio_fsync_file(struct wtio_file *file, bool datasync);
+int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
+			 unsigned int flags);
+
+/* ---- misc ---- */
+uint64_t wtio_now_ns(void);
+static inline void wtio_stat_add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+#endif /* WTIO_INTERNAL_H */
