@@ -216,6 +216,60 @@ int wtio_ftruncate(struct wtio_file *file, off_t length);
 /* The file's size as wtio sees it (>= 0), or a negative errno. */
 off_t wtio_file_size(struct wtio_file *file);
 
+/*
+ * Asynchronous submission (the aio path of the kernel's write-through
+ * series). A queue belongs to the thread that created it: submit to it
+ * and reap from it in that thread only, as with an io_uring ring.
+ *
+ * A write submitted with WTIO_WRITETHROUGH is copied into the cache and
+ * its I/O started before submit returns, so the caller may reuse the
+ * buffer at once; its completion carries the byte count or the error.
+ * A write without WTIO_WRITETHROUGH (write-back) and a read are done
+ * before submit returns and complete at once. A read's buffer must stay
+ * valid until its completion is reaped.
+ */
+struct wtio_queue;
+
+struct wtio_cqe {
+	uint64_t user_data;	/* as given to submit */
+	int64_t res;		/* bytes done, or a negative errno */
+};
+
+/* Create a queue of up to depth requests in flight (1..4096). */
+int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
+		      struct wtio_queue **queuep);
+/* Wait for everything in flight, then free the queue. */
+int wtio_queue_destroy(struct wtio_queue *queue);
+
+/* Submit one write or read. Returns 0 when queued (its result comes as a
+ * completion), -EAGAIN when depth requests are already in flight (reap
+ * first), or the errno that a synchronous call would return for bad
+ * arguments (then no completion is posted). */
+int wtio_queue_pwrite(struct wtio_queue *queue, struct wtio_file *file,
+		      const void *buf, size_t len, off_t off,
+		      unsigned int flags, uint64_t user_data);
+int wtio_queue_pread(struct wtio_queue *queue, struct wtio_file *file,
+		     void *buf, size_t len, off_t off, unsigned int flags,
+		     uint64_t user_data);
+
+/*
+ * Reap completions into cqes (up to max), waiting until at least min are
+ * available or timeout_ns passes (timeout_ns < 0: no limit). Returns the
+ * number stored (possibly fewer than min on timeout) or a negative errno.
+ */
+int wtio_queue_reap(struct wtio_queue *queue, struct wtio_cqe *cqes,
+		    unsigned int max, unsigned int min, int64_t timeout_ns);
+
+/* Requests submitted and not yet reaped. */
+unsigned int wtio_queue_inflight(const struct wtio_queue *queue);
+
+/*
+ * An eventfd that becomes readable when completions may be waiting, for
+ * an event loop (poll it, then call wtio_queue_reap with min 0). Owned by
+ * the queue. Returns the descriptor or a negative errno.
+ */
+int wtio_queue_eventfd(struct wtio_queue *queue);
+
 /* Counters of a context, since it was created. */
 struct wtio_stats {
 	uint64_t hits;			/* folio lookups served from cache */

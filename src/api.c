@@ -13,7 +13,8 @@
 /* Flags whose behaviour this build implements. The others are defined in
  * the header so that programs can be written against them, and are
  * refused with -EOPNOTSUPP rather than silently ignored. */
-#define WTIO_IMPLEMENTED_FLAGS	0u
+#define WTIO_IMPLEMENTED_FLAGS	(WTIO_WRITETHROUGH | WTIO_DSYNC | \
+				 WTIO_NOSERIAL | WTIO_NOWAIT)
 #define WTIO_READ_FLAGS		(WTIO_DONTCACHE | WTIO_NOWAIT)
 #define WTIO_MAX_OFFSET		((int64_t)1 << 62)
 
@@ -23,6 +24,8 @@ static int check_flags(unsigned int flags, unsigned int allowed)
 		return -EINVAL;
 	if (flags & ~allowed)
 		return -EINVAL;
+	if ((flags & WTIO_NOSERIAL) && !(flags & WTIO_WRITETHROUGH))
+		return -EINVAL;	/* as in the kernel series */
 	if (flags & ~WTIO_IMPLEMENTED_FLAGS)
 		return -EOPNOTSUPP;
 	return 0;
@@ -83,7 +86,7 @@ static ssize_t iov_total(const struct iovec *iov, int iovcnt)
 	return (ssize_t)total;
 }
 
-static ssize_t check_rw(struct wtio_file *file, const struct iovec *iov,
+ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 			int iovcnt, off_t off, unsigned int *flags, bool write)
 {
 	ssize_t len;
@@ -112,7 +115,7 @@ WTIO_EXPORT ssize_t wtio_preadv(struct wtio_file *file,
 				const struct iovec *iov, int iovcnt, off_t off,
 				unsigned int flags)
 {
-	ssize_t len = check_rw(file, iov, iovcnt, off, &flags, false);
+	ssize_t len = wtio_check_rw(file, iov, iovcnt, off, &flags, false);
 
 	if (len <= 0)
 		return len;
@@ -127,15 +130,25 @@ WTIO_EXPORT ssize_t wtio_pread(struct wtio_file *file, void *buf, size_t len,
 	return wtio_preadv(file, &v, 1, off, flags);
 }
 
+ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
+			int iovcnt, off_t off, unsigned int flags)
+{
+	if (flags & WTIO_WRITETHROUGH)
+		return wtio_writethrough(file, iov, iovcnt, off, flags);
+	if (flags & WTIO_DSYNC)
+		return wtio_write_dsync_writeback(file, iov, iovcnt, off, flags);
+	return wtio_buffered_write(file, iov, iovcnt, off, flags);
+}
+
 WTIO_EXPORT ssize_t wtio_pwritev(struct wtio_file *file,
 				 const struct iovec *iov, int iovcnt,
 				 off_t off, unsigned int flags)
 {
-	ssize_t len = check_rw(file, iov, iovcnt, off, &flags, true);
+	ssize_t len = wtio_check_rw(file, iov, iovcnt, off, &flags, true);
 
 	if (len <= 0)
 		return len;
-	return wtio_buffered_write(file, iov, iovcnt, off, flags);
+	return wtio_file_write(file, iov, iovcnt, off, flags);
 }
 
 WTIO_EXPORT ssize_t wtio_pwrite(struct wtio_file *file, const void *buf,

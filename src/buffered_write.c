@@ -15,9 +15,9 @@
  * copy: blocks wholly at or past the old size are zeros, the others are
  * read from disk.
  */
-static int prepare_partial_blocks(struct wtio_inode *inode,
-				  struct wtio_folio *folio, uint32_t from,
-				  uint32_t to, int64_t isize)
+int wtio_write_prepare_blocks(struct wtio_inode *inode,
+			      struct wtio_folio *folio, uint32_t from,
+			      uint32_t to, int64_t isize, bool nowait)
 {
 	uint32_t bs = inode->block_size;
 	int64_t base = (int64_t)atomic_load(&folio->index) <<
@@ -47,6 +47,8 @@ static int prepare_partial_blocks(struct wtio_inode *inode,
 	if (zero)
 		wtio_ifs_set_uptodate(inode, folio, zero);
 	if (read) {
+		if (nowait)
+			return -EAGAIN;
 		wtio_stat_add(&inode->ctx->st_rmw_reads,
 			      (uint64_t)__builtin_popcountll(read));
 		return wtio_folio_read_blocks(inode, folio, read);
@@ -97,7 +99,8 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			}
 			wtio_folio_wait_writeback(f);
 		}
-		ret = prepare_partial_blocks(inode, f, from, to, isize);
+		ret = wtio_write_prepare_blocks(inode, f, from, to, isize,
+						nowait);
 		if (ret)
 			goto unlock;
 		wtio_iter_copy(&it, f->data + from, to - from, false);

@@ -200,7 +200,7 @@ static void fault_record_io(struct wtio_fault *f,
 	struct stat st;
 	size_t copied, n;
 	bool fua = false;
-	int err = 0, i, fl;
+	int i, fl;
 
 	memset(&e, 0, sizeof(e));
 	if (req->op == WTIO_IO_WRITE && res > 0)
@@ -236,11 +236,11 @@ static void fault_record_io(struct wtio_fault *f,
 		fua = (req->rw_flags & (RWF_DSYNC | RWF_SYNC)) ||
 		      (fl >= 0 && (fl & O_DSYNC));
 	}
-	fault_record(f, &e, fua, err);
+	fault_record(f, &e, fua, 0);
 }
 
-WTIO_EXPORT void wtio_fault_note_truncate(struct wtio_fault *fault, int fd,
-					  off_t size)
+/* Internal (io.h): the core calls it after each ftruncate it does. */
+void wtio_fault_note_truncate(struct wtio_fault *fault, int fd, off_t size)
 {
 	struct fault_event e;
 	struct stat st;

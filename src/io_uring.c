@@ -5,6 +5,7 @@
  * lock and a ring can be set up single-issuer with deferred task work.
  */
 #include <errno.h>
+#include <limits.h>
 #include <liburing.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -126,25 +127,27 @@ static int uring_fixed_index(const struct wtio_io_backend *be,
 	rel = p - start;
 	if (rel / URING_BUF_CHUNK != (rel + len - 1) / URING_BUF_CHUNK)
 		return -1;
-	return rel / URING_BUF_CHUNK;
+	return (int)(rel / URING_BUF_CHUNK);
 }
 
 static void uring_prep(struct wtio_io_backend *be, struct uring_ts *uts,
 		       struct io_uring_sqe *sqe, struct wtio_io_req *req)
 {
 	struct uring_dom *ud = be->private;
-	bool rd = req->op == WTIO_IO_READ;
+	bool rd = req->op == WTIO_IO_READ, one;
+	unsigned int len;
 	void *buf;
-	size_t len;
 	int idx;
 
 	switch (req->op) {
 	case WTIO_IO_READ:
 	case WTIO_IO_WRITE:
 		buf = req->iov[0].iov_base;
-		len = req->iov[0].iov_len;
+		len = (unsigned int)req->iov[0].iov_len;
+		/* The non-vectored ops take a 32-bit length. */
+		one = req->iovcnt == 1 && req->iov[0].iov_len <= UINT_MAX;
 		idx = -1;
-		if (req->iovcnt == 1 && uts->fixed)
+		if (one && uts->fixed)
 			idx = uring_fixed_index(be, ud, buf, len);
 		if (idx >= 0 && rd)
 			io_uring_prep_read_fixed(sqe, req->fd, buf, len,
@@ -152,9 +155,9 @@ static void uring_prep(struct wtio_io_backend *be, struct uring_ts *uts,
 		else if (idx >= 0)
 			io_uring_prep_write_fixed(sqe, req->fd, buf, len,
 						  req->off, idx);
-		else if (req->iovcnt == 1 && ud->have_rw && rd)
+		else if (one && ud->have_rw && rd)
 			io_uring_prep_read(sqe, req->fd, buf, len, req->off);
-		else if (req->iovcnt == 1 && ud->have_rw)
+		else if (one && ud->have_rw)
 			io_uring_prep_write(sqe, req->fd, buf, len, req->off);
 		else if (rd)
 			io_uring_prep_readv(sqe, req->fd, req->iov,
@@ -421,8 +424,9 @@ static int uring_setup(struct wtio_io_backend *be)
 
 	if (be->arena && be->arena_size &&
 	    !(be->flags & WTIO_CONFIG_NO_FIXED_BUFFERS)) {
-		ud->nr_bufs = (be->arena_size + URING_BUF_CHUNK - 1) /
-			      URING_BUF_CHUNK;
+		ud->nr_bufs = (unsigned int)((be->arena_size +
+					      URING_BUF_CHUNK - 1) /
+					     URING_BUF_CHUNK);
 		ud->bufs = calloc(ud->nr_bufs, sizeof(*ud->bufs));
 		if (!ud->bufs) {
 			free(ud);

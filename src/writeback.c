@@ -21,13 +21,6 @@
 /* ioends one writeback call keeps in flight. */
 #define WB_DEPTH 8
 
-struct wtio_wb_ctl {
-	struct wtio_ctx *ctx;
-	struct wtio_inode *inode;
-	unsigned int inflight;
-	int error;
-};
-
 struct wtio_ioend {
 	struct wtio_io_req io_req;
 	struct wtio_wb_ctl *io_wbc;
@@ -40,6 +33,10 @@ struct wtio_ioend {
 	struct iovec io_rest[WTIO_IO_MAX_IOVECS];	/* resubmission */
 	struct wtio_folio *io_folios[WTIO_IO_MAX_IOVECS];
 	uint64_t io_blocks[WTIO_IO_MAX_IOVECS];
+	/* Blocks to give back as dirty if the I/O fails; the rest of
+	 * io_blocks (a write-through caller's own data) is invalidated. */
+	uint64_t io_redirty[WTIO_IO_MAX_IOVECS];
+	struct wtio_ioend *io_next;	/* deferred submission */
 };
 
 static void wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
@@ -205,8 +202,20 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 		 * clean. Background writeback leaves FOLIO_ERROR folios to
 		 * fsync, which retries them. */
 		if (error) {
-			folio->ifs_dirty |= ioend->io_blocks[i];
-			wtio_folio_set_flag(folio, FOLIO_ERROR);
+			uint64_t inval = ioend->io_blocks[i] &
+					 ~ioend->io_redirty[i];
+
+			if (ioend->io_redirty[i]) {
+				folio->ifs_dirty |= ioend->io_redirty[i];
+				wtio_folio_set_flag(folio, FOLIO_ERROR);
+			}
+			/* A write-through caller is told its write failed:
+			 * the cache must not go on serving that data as if
+			 * the disk had it. Readers go to the disk. */
+			if (inval) {
+				wtio_folio_clear_flag(folio, FOLIO_UPTODATE);
+				atomic_fetch_and(&folio->ifs_uptodate, ~inval);
+			}
 		}
 		if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
 			if (wtio_folio_test(folio, FOLIO_ERROR) &&
@@ -219,9 +228,9 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 		}
 		wtio_folio_put(ctx, folio);
 	}
-	if (wbc)
-		wbc->inflight--;
 	free(ioend);
+	if (wbc && --wbc->inflight == 0 && wbc->done)
+		wbc->done(wbc);
 	wtio_cache_wake_space(ctx);
 	pthread_mutex_lock(&ctx->wb_lock);
 	pthread_cond_broadcast(&ctx->throttle_cond);
@@ -283,7 +292,7 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 		wtio_stat_add(&ioend->io_inode->ctx->st_write_ios, 1);
 }
 
-static int ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
+int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 {
 	struct wtio_io_backend *be = &wbc->ctx->io;
 	struct wtio_io_req *r = &ioend->io_req;
@@ -294,9 +303,14 @@ static int ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	r->off = ioend->io_offset;
 	r->iov = ioend->io_vecs;
 	r->iovcnt = ioend->io_nr_vecs;
-	r->rw_flags = 0;
+	r->rw_flags = wbc->rw_flags;
 	r->end_io = ioend_end_io;
 	r->private = ioend;
+	if (wbc->defer) {
+		ioend->io_next = wbc->deferred;
+		wbc->deferred = ioend;
+		return 0;
+	}
 	wbc->inflight++;
 	ret = be->ops->submit(be, &r, 1);
 	if (ret < 0) {
@@ -304,12 +318,32 @@ static int ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 		return ret;
 	}
 	wtio_stat_add(&wbc->ctx->st_write_ios, 1);
-	while (wbc->inflight >= WB_DEPTH)
+	while (wbc->max_inflight && wbc->inflight >= wbc->max_inflight)
 		be->ops->reap(be, 1, NULL);
 	return 0;
 }
 
-static void wb_reap_all(struct wtio_wb_ctl *wbc)
+int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc)
+{
+	struct wtio_ioend *list = NULL, *io;
+	int ret = 0;
+
+	wbc->defer = false;
+	/* The list is newest first: reverse it to submit in file order. */
+	while ((io = wbc->deferred)) {
+		wbc->deferred = io->io_next;
+		io->io_next = list;
+		list = io;
+	}
+	while ((io = list)) {
+		list = io->io_next;
+		if (wtio_ioend_submit(wbc, io) && !ret)
+			ret = -EIO;
+	}
+	return ret;
+}
+
+void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc)
 {
 	struct wtio_io_backend *be = &wbc->ctx->io;
 
@@ -321,8 +355,8 @@ static void wb_reap_all(struct wtio_wb_ctl *wbc)
  * Add the dirty blocks of a folio now under writeback to the current
  * ioend, starting new ones where the range is not contiguous or full.
  */
-static void wb_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
-			 struct wtio_folio *folio)
+void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
+			  struct wtio_folio *folio, uint64_t redirty)
 {
 	struct wtio_inode *inode = wbc->inode;
 	struct wtio_ctx *ctx = wbc->ctx;
@@ -348,14 +382,14 @@ static void wb_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			   io->io_nr_vecs == WTIO_IO_MAX_IOVECS ||
 			   io->io_size + len > ctx->cfg.max_io_size)) {
 			*cur = NULL;
-			ioend_submit(wbc, io);
+			wtio_ioend_submit(wbc, io);
 			io = NULL;
 		}
 		if (!io) {
 			io = calloc(1, sizeof(*io));
 			if (!io) {
 				/* Give the blocks back as failed. */
-				folio->ifs_dirty |= run;
+				folio->ifs_dirty |= run & redirty;
 				wtio_folio_set_flag(folio, FOLIO_ERROR);
 				wtio_inode_record_error(inode, -ENOMEM);
 				if (!wbc->error)
@@ -373,6 +407,7 @@ static void wb_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		io->io_vecs[io->io_nr_vecs].iov_len = len;
 		io->io_folios[io->io_nr_vecs] = folio;
 		io->io_blocks[io->io_nr_vecs] = run;
+		io->io_redirty[io->io_nr_vecs] = run & redirty;
 		io->io_nr_vecs++;
 		io->io_size += len;
 	}
@@ -388,8 +423,8 @@ static void wb_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 }
 
 /* Locked dirty folio -> writeback: the I/O now owns its dirty blocks. */
-static void folio_start_writeback(struct wtio_inode *inode,
-				  struct wtio_folio *folio)
+void wtio_folio_start_writeback(struct wtio_inode *inode,
+				struct wtio_folio *folio)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 
@@ -445,7 +480,8 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			 uint64_t expired_before)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	struct wtio_wb_ctl wbc = { .ctx = ctx, .inode = inode };
+	struct wtio_wb_ctl wbc = { .ctx = ctx, .inode = inode,
+				   .max_inflight = WB_DEPTH };
 	uint64_t first = (uint64_t)start >> ctx->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
 		(uint64_t)(end - 1) >> ctx->folio_shift;
@@ -476,10 +512,18 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 
 			if (nr_to_write && written >= nr_to_write)
 				goto skip;
-			if (mode == WB_SYNC)
+			if (!wtio_folio_trylock(f)) {
+				if (mode != WB_SYNC)
+					goto skip;
+				/* Never sleep holding writeback that only
+				 * this thread's reaping can end. */
+				if (cur) {
+					wtio_ioend_submit(&wbc, cur);
+					cur = NULL;
+				}
+				wtio_ioend_reap_all(&wbc);
 				wtio_folio_lock(f);
-			else if (!wtio_folio_trylock(f))
-				goto skip;
+			}
 			if (atomic_load(&f->inode) != inode)
 				goto unlock;
 			if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
@@ -491,9 +535,9 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 				goto unlock;
 			if (mode != WB_SYNC && wtio_folio_test(f, FOLIO_ERROR))
 				goto unlock;
-			folio_start_writeback(inode, f);
+			wtio_folio_start_writeback(inode, f);
 			wtio_folio_unlock(f);
-			wb_add_folio(&wbc, &cur, f);
+			wtio_ioend_add_folio(&wbc, &cur, f, ~0ull);
 			written++;
 			goto skip;
 unlock:
@@ -502,12 +546,12 @@ skip:
 			wtio_folio_put(ctx, f);
 		}
 		if (cur)
-			ioend_submit(&wbc, cur);
+			wtio_ioend_submit(&wbc, cur);
 		if (written == done_before ||
 		    (nr_to_write && written >= nr_to_write))
 			break;
 	}
-	wb_reap_all(&wbc);
+	wtio_ioend_reap_all(&wbc);
 	free(v);
 	return wbc.error;
 }

@@ -43,6 +43,7 @@
 #define FOLIO_ERROR		(1u << 7)	/* last write of it failed */
 
 struct wtio_inode;
+struct wtio_wb_ctl;
 
 struct wtio_folio {
 	_Atomic uint32_t state;
@@ -278,6 +279,41 @@ int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
 ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			    int iovcnt, off_t off, unsigned int flags);
 
+/* Make the partially written blocks of [from, to) uptodate before a copy
+ * (zero past isize, read the rest). -EAGAIN if nowait and I/O is needed. */
+int wtio_write_prepare_blocks(struct wtio_inode *inode,
+			      struct wtio_folio *folio, uint32_t from,
+			      uint32_t to, int64_t isize, bool nowait);
+
+/* ---- api.c ---- */
+/* A checked write, dispatched on its mode flags. */
+ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
+			int iovcnt, off_t off, unsigned int flags);
+/* Checks shared by the synchronous and queued calls: total length, or a
+ * negative errno. Adds the handle's default flags to *flags. */
+ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
+		      int iovcnt, off_t off, unsigned int *flags, bool write);
+
+/* ---- writethrough.c ---- */
+/*
+ * Copy into the cache and put the written folios under writeback in
+ * wbc's ioends, submitted before return (or left in wbc->deferred when
+ * keep_deferred is set, for a queue's worker to submit). Returns bytes
+ * copied or a negative errno; *extending says whether i_size moved.
+ */
+ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
+			       int iovcnt, off_t off, unsigned int flags,
+			       struct wtio_wb_ctl *wbc, bool keep_deferred,
+			       bool *extending);
+ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
+			  int iovcnt, off_t off, unsigned int flags);
+/* After an extending DSYNC write-through write ending at end: make sure
+ * the durable size covers it. */
+int wtio_dsync_finish(struct wtio_inode *inode, int64_t end);
+ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
+				   const struct iovec *iov, int iovcnt,
+				   off_t off, unsigned int flags);
+
 /* ---- writeback.c ---- */
 int wtio_writeback_init(struct wtio_ctx *ctx);
 void wtio_writeback_exit(struct wtio_ctx *ctx);
@@ -292,6 +328,34 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
 /* Wake flushers. */
 void wtio_writeback_kick(struct wtio_ctx *ctx);
 enum wtio_wb_mode { WB_BACKGROUND, WB_SYNC };
+
+/* One caller's batch of ioends: a flusher pass, fsync, or a
+ * write-through write (sync or queued). */
+struct wtio_ioend;
+struct wtio_wb_ctl {
+	struct wtio_ctx *ctx;
+	struct wtio_inode *inode;
+	unsigned int inflight;
+	unsigned int max_inflight;	/* reap when reached; 0 = no limit */
+	int error;			/* first I/O error */
+	int rw_flags;			/* RWF_DSYNC for write-through DSYNC */
+	bool defer;			/* collect ioends, submit later */
+	struct wtio_ioend *deferred;
+	/* Called from the completion of the last ioend in flight. */
+	void (*done)(struct wtio_wb_ctl *wbc);
+};
+
+/* Dirty (or write-through) folio, locked -> WRITEBACK: its dirty blocks
+ * become wb_blocks, owned by the I/O. */
+void wtio_folio_start_writeback(struct wtio_inode *inode,
+				struct wtio_folio *folio);
+/* Queue a folio's wb_blocks into ioends; blocks in redirty are given back
+ * as dirty if the I/O fails, the others are invalidated. */
+void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
+			  struct wtio_folio *folio, uint64_t redirty);
+int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend);
+int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc);
+void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc);
 /*
  * Write back dirty folios of inode in [start, end) (end -1: to EOF).
  * WB_SYNC waits for every folio's lock and writeback and retries folios

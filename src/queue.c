@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * queue.c - asynchronous submission (the aio path of write-through).
+ *
+ * The submitting thread copies the data into the cache and puts the
+ * folios under writeback; a worker thread of the queue submits the I/O
+ * and reaps its completions. Completions therefore never depend on the
+ * application calling wtio_queue_reap(): a folio under writeback always
+ * has a thread that will end it, so other threads waiting on it cannot
+ * hang on an application that is slow to reap.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "wtio_internal.h"
+
+struct wtio_aio {
+	struct wtio_wb_ctl wbc;		/* first: done() gets a pointer to it */
+	struct wtio_queue *queue;
+	struct wtio_inode *inode;
+	uint64_t user_data;
+	ssize_t copied;
+	int64_t end;
+	bool dsync_extending;
+	struct wtio_aio *next;
+};
+
+struct wtio_queue {
+	struct wtio_ctx *ctx;
+	unsigned int depth;
+	pthread_mutex_t lock;
+	pthread_cond_t work_cond;	/* worker: something to submit */
+	pthread_cond_t done_cond;	/* reapers: a completion was posted */
+	struct wtio_aio *pending_head, *pending_tail;
+	struct wtio_cqe *cqes;		/* ring of depth entries */
+	unsigned int cq_head, cq_count;
+	unsigned int inflight;		/* submitted and not yet reaped */
+	unsigned int in_io;		/* submitted and not yet completed */
+	unsigned int worker_busy;	/* aios in flight on the worker */
+	int efd;
+	bool stop;
+	pthread_t worker;
+};
+
+static void queue_post(struct wtio_queue *q, uint64_t user_data, int64_t res)
+{
+	struct wtio_cqe *cqe;
+	int efd;
+
+	pthread_mutex_lock(&q->lock);
+	cqe = &q->cqes[(q->cq_head + q->cq_count) % q->depth];
+	cqe->user_data = user_data;
+	cqe->res = res;
+	q->cq_count++;
+	q->in_io--;
+	efd = q->efd;
+	pthread_cond_broadcast(&q->done_cond);
+	pthread_mutex_unlock(&q->lock);
+	if (efd >= 0) {
+		uint64_t one = 1;
+		ssize_t w = write(efd, &one, sizeof(one));
+
+		(void)w;	/* a full counter still wakes the poller */
+	}
+}
+
+static void aio_complete(struct wtio_aio *aio)
+{
+	int64_t res = aio->wbc.error ? aio->wbc.error : aio->copied;
+
+	if (res > 0 && aio->dsync_extending) {
+		int err = wtio_dsync_finish(aio->inode, aio->end);
+
+		if (err) {
+			wtio_inode_record_error(aio->inode, err);
+			res = err;
+		}
+	}
+	queue_post(aio->queue, aio->user_data, res);
+	free(aio);
+}
+
+/* Last ioend of an aio completed, in the worker thread. */
+static void aio_done(struct wtio_wb_ctl *wbc)
+{
+	struct wtio_aio *aio = (struct wtio_aio *)wbc;
+	struct wtio_queue *q = aio->queue;
+
+	q->worker_busy--;
+	aio_complete(aio);
+}
+
+static void *queue_worker(void *arg)
+{
+	struct wtio_queue *q = arg;
+	struct wtio_io_backend *be = &q->ctx->io;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct wtio_aio *list;
+
+		while (!q->pending_head && !q->worker_busy && !q->stop)
+			pthread_cond_wait(&q->work_cond, &q->lock);
+		if (q->stop && !q->pending_head && !q->worker_busy)
+			break;
+		list = q->pending_head;
+		q->pending_head = q->pending_tail = NULL;
+		pthread_mutex_unlock(&q->lock);
+
+		while (list) {
+			struct wtio_aio *aio = list;
+
+			list = aio->next;
+			q->worker_busy++;
+			aio->wbc.done = aio_done;
+			wtio_ioend_submit_deferred(&aio->wbc);
+		}
+		if (q->worker_busy) {
+			/* Short waits, so new submissions are picked up
+			 * while earlier ones are in flight. */
+			struct timespec ts = { 0, 200 * 1000 };
+
+			be->ops->reap(be, 1, &ts);
+		}
+		pthread_mutex_lock(&q->lock);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
+				  struct wtio_queue **queuep)
+{
+	struct wtio_queue *q;
+	int ret;
+
+	if (!ctx || !queuep || depth < 1 || depth > 4096)
+		return -EINVAL;
+	q = calloc(1, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	q->cqes = calloc(depth, sizeof(*q->cqes));
+	if (!q->cqes) {
+		free(q);
+		return -ENOMEM;
+	}
+	q->ctx = ctx;
+	q->depth = depth;
+	q->efd = -1;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->work_cond, NULL);
+	pthread_cond_init(&q->done_cond, NULL);
+	ret = pthread_create(&q->worker, NULL, queue_worker, q);
+	if (ret) {
+		pthread_mutex_destroy(&q->lock);
+		pthread_cond_destroy(&q->work_cond);
+		pthread_cond_destroy(&q->done_cond);
+		free(q->cqes);
+		free(q);
+		return -ret;
+	}
+	*queuep = q;
+	return 0;
+}
+
+WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
+{
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	while (q->in_io)
+		pthread_cond_wait(&q->done_cond, &q->lock);
+	q->stop = true;
+	pthread_cond_broadcast(&q->work_cond);
+	pthread_mutex_unlock(&q->lock);
+	pthread_join(q->worker, NULL);
+	if (q->efd >= 0)
+		close(q->efd);
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->work_cond);
+	pthread_cond_destroy(&q->done_cond);
+	free(q->cqes);
+	free(q);
+	return 0;
+}
+
+/* Reserve a slot for one request. */
+static int queue_reserve(struct wtio_queue *q)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&q->lock);
+	if (q->inflight >= q->depth) {
+		ret = -EAGAIN;
+	} else {
+		q->inflight++;
+		q->in_io++;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return ret;
+}
+
+WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
+				  const void *buf, size_t len, off_t off,
+				  unsigned int flags, uint64_t user_data)
+{
+	struct iovec v = { (void *)buf, len };
+	struct wtio_aio *aio;
+	bool extending;
+	ssize_t ret;
+
+	if (!q)
+		return -EINVAL;
+	ret = wtio_check_rw(file, &v, 1, off, &flags, true);
+	if (ret < 0)
+		return (int)ret;
+	if (!(flags & WTIO_WRITETHROUGH) || !len) {
+		if (queue_reserve(q))
+			return -EAGAIN;
+		ret = len ? wtio_file_write(file, &v, 1, off, flags) : 0;
+		queue_post(q, user_data, ret);
+		return 0;
+	}
+	aio = calloc(1, sizeof(*aio));
+	if (!aio)
+		return -ENOMEM;
+	if (queue_reserve(q)) {
+		free(aio);
+		return -EAGAIN;
+	}
+	aio->queue = q;
+	aio->inode = file->inode;
+	aio->user_data = user_data;
+	ret = wtio_writethrough_copy(file, &v, 1, off, flags, &aio->wbc, true,
+				     &extending);
+	aio->copied = ret;
+	aio->end = off + (ret > 0 ? ret : 0);
+	aio->dsync_extending = extending && (flags & WTIO_DSYNC);
+	if (ret < 0 && !aio->wbc.error)
+		aio->wbc.error = (int)ret;
+	if (!aio->wbc.deferred) {
+		/* Nothing left to submit: what was copied, if anything,
+		 * was already written while making room. */
+		aio_complete(aio);
+		return 0;
+	}
+	pthread_mutex_lock(&q->lock);
+	if (q->pending_tail)
+		q->pending_tail->next = aio;
+	else
+		q->pending_head = aio;
+	q->pending_tail = aio;
+	pthread_cond_signal(&q->work_cond);
+	pthread_mutex_unlock(&q->lock);
+	return 0;
+}
+
+WTIO_EXPORT int wtio_queue_pread(struct wtio_queue *q, struct wtio_file *file,
+				 void *buf, size_t len, off_t off,
+				 unsigned int flags, uint64_t user_data)
+{
+	struct iovec v = { buf, len };
+	ssize_t ret;
+
+	if (!q)
+		return -EINVAL;
+	ret = wtio_check_rw(file, &v, 1, off, &flags, false);
+	if (ret < 0)
+		return (int)ret;
+	if (queue_reserve(q))
+		return -EAGAIN;
+	ret = len ? wtio_buffered_read(file, &v, 1, off, flags) : 0;
+	queue_post(q, user_data, ret);
+	return 0;
+}
+
+WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
+				unsigned int max, unsigned int min,
+				int64_t timeout_ns)
+{
+	struct timespec deadline;
+	unsigned int n, i;
+
+	if (!q || (!cqes && max) || min > max)
+		return -EINVAL;
+	if (timeout_ns >= 0) {
+		clock_gettime(CLOCK_REALTIME, &deadline);
+		deadline.tv_sec += (time_t)(timeout_ns / 1000000000);
+		deadline.tv_nsec += (long)(timeout_ns % 1000000000);
+		if (deadline.tv_nsec >= 1000000000L) {
+			deadline.tv_sec++;
+			deadline.tv_nsec -= 1000000000L;
+		}
+	}
+	pthread_mutex_lock(&q->lock);
+	/* Never wait for more than can still arrive. */
+	while (q->cq_count < min && q->cq_count < q->inflight) {
+		if (timeout_ns < 0) {
+			pthread_cond_wait(&q->done_cond, &q->lock);
+		} else if (pthread_cond_timedwait(&q->done_cond, &q->lock,
+						  &deadline) == ETIMEDOUT) {
+			break;
+		}
+	}
+	n = q->cq_count < max ? q->cq_count : max;
+	for (i = 0; i < n; i++) {
+		cqes[i] = q->cqes[q->cq_head];
+		q->cq_head = (q->cq_head + 1) % q->depth;
+	}
+	q->cq_count -= n;
+	q->inflight -= n;
+	if (q->efd >= 0 && !q->cq_count) {
+		uint64_t v;
+		ssize_t r = read(q->efd, &v, sizeof(v));
+
+		(void)r;	/* EAGAIN: nothing to clear */
+	}
+	pthread_mutex_unlock(&q->lock);
+	return (int)n;
+}
+
+WTIO_EXPORT unsigned int wtio_queue_inflight(const struct wtio_queue *q)
+{
+	unsigned int n;
+
+	if (!q)
+		return 0;
+	pthread_mutex_lock((pthread_mutex_t *)&q->lock);
+	n = q->inflight;
+	pthread_mutex_unlock((pthread_mutex_t *)&q->lock);
+	return n;
+}
+
+WTIO_EXPORT int wtio_queue_eventfd(struct wtio_queue *q)
+{
+	int fd;
+
+	if (!q)
+		return -EINVAL;
+	pthread_mutex_lock(&q->lock);
+	if (q->efd < 0) {
+		q->efd = eventfd(q->cq_count ? 1 : 0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (q->efd < 0) {
+			fd = -errno;
+			pthread_mutex_unlock(&q->lock);
+			return fd;
+		}
+	}
+	fd = q->efd;
+	pthread_mutex_unlock(&q->lock);
+	return fd;
+}

@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * writethrough.c - buffered write-through: the writer copies into the
+ * cache and submits the I/O itself, so there is no dirty backlog and no
+ * flusher in the way.
+ *
+ * Folios go LOCKED -> copy -> WRITEBACK (never DIRTY) -> unlocked. A
+ * folio under writeback is stable: an overlapping writer waits for its
+ * I/O, which orders the two writes on disk. That is why the I/O can be
+ * submitted after the file lock is dropped (the kernel series submits
+ * under it and pays for it in parallel writers).
+ *
+ * WTIO_NOSERIAL takes the file lock shared for writes that do not extend
+ * the file: overlapping concurrent writes may then mix at folio
+ * granularity (never inside a folio: the folio lock holds for the copy),
+ * and a reader may see some folios old and some new.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "iov_iter.h"
+#include "wtio_internal.h"
+
+#ifndef RWF_DSYNC
+#define RWF_DSYNC 0x00000002
+#endif
+
+static int wt_lock(struct wtio_inode *inode, bool shared, bool nowait)
+{
+	if (shared)
+		return nowait ? pthread_rwlock_tryrdlock(&inode->i_rwsem) :
+				pthread_rwlock_rdlock(&inode->i_rwsem);
+	return nowait ? pthread_rwlock_trywrlock(&inode->i_rwsem) :
+			pthread_rwlock_wrlock(&inode->i_rwsem);
+}
+
+/* Submit what this write has gathered and wait for it: done before
+ * blocking on anything, so that no thread ever sleeps while holding
+ * writeback that only it can complete. */
+static void wt_flush_own(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur)
+{
+	if (*cur) {
+		wtio_ioend_submit(wbc, *cur);
+		*cur = NULL;
+	}
+	wtio_ioend_submit_deferred(wbc);
+	wtio_ioend_reap_all(wbc);
+	wbc->defer = true;
+}
+
+ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
+			       int iovcnt, off_t off, unsigned int flags,
+			       struct wtio_wb_ctl *wbc, bool keep_deferred,
+			       bool *extending)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	bool nowait = flags & WTIO_NOWAIT;
+	bool shared = false;
+	struct wtio_ioend *cur = NULL;
+	struct wtio_iov_iter it;
+	size_t len = 0, done = 0;
+	int i, ret = 0;
+
+	for (i = 0; i < iovcnt; i++)
+		len += iov[i].iov_len;
+	*extending = false;
+	if (!len)
+		return 0;
+	wbc->ctx = ctx;
+	wbc->inode = inode;
+	wbc->defer = true;
+	if (flags & WTIO_DSYNC)
+		wbc->rw_flags |= RWF_DSYNC;
+
+	/* Shared only for a write that stays inside i_size; checked again
+	 * under the lock, since an extending writer may have moved it. */
+	if ((flags & WTIO_NOSERIAL) &&
+	    off + (int64_t)len <= wtio_inode_size(inode)) {
+		if (wt_lock(inode, true, nowait))
+			return -EAGAIN;
+		if (off + (int64_t)len <= wtio_inode_size(inode)) {
+			shared = true;
+		} else {
+			pthread_rwlock_unlock(&inode->i_rwsem);
+		}
+	}
+	if (!shared && wt_lock(inode, false, nowait))
+		return -EAGAIN;
+
+	wtio_iter_init(&it, iov, iovcnt);
+	while (done < len) {
+		off_t pos = off + (off_t)done;
+		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
+		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
+		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
+					       len - done : ctx->folio_size - from);
+		int64_t isize = wtio_inode_size(inode);
+		uint64_t written = wtio_ifs_mask(inode, from, to), redirty = 0;
+		struct wtio_folio *f;
+		bool created;
+
+		ret = wtio_folio_get_locked(inode, index, true, &f, &created);
+		if (ret == -EAGAIN && !nowait) {
+			wt_flush_own(wbc, &cur);
+			ret = wtio_folio_get_locked(inode, index, false, &f,
+						    &created);
+		}
+		if (ret)
+			break;
+		if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
+			if (nowait) {
+				ret = -EAGAIN;
+				goto unlock;
+			}
+			wtio_folio_unlock(f);
+			wt_flush_own(wbc, &cur);
+			wtio_folio_lock(f);
+			wtio_folio_wait_writeback(f);
+			if (atomic_load(&f->inode) != inode) {
+				/* Truncated meanwhile: look it up again. */
+				wtio_folio_unlock(f);
+				wtio_folio_put(ctx, f);
+				continue;
+			}
+		}
+		ret = wtio_write_prepare_blocks(inode, f, from, to, isize,
+						nowait);
+		if (ret)
+			goto unlock;
+		wtio_iter_copy(&it, f->data + from, to - from, false);
+		wtio_ifs_set_uptodate(inode, f, written);
+		if (wtio_folio_test(f, FOLIO_DIRTY)) {
+			/* Dirty from an earlier write-back write: written
+			 * whole, and clean afterwards. */
+			redirty = f->ifs_dirty;
+			f->ifs_dirty |= written;
+			wtio_folio_start_writeback(inode, f);
+		} else {
+			wtio_folio_set_flag(f, FOLIO_WRITEBACK);
+			atomic_fetch_add(&ctx->nr_writeback, 1);
+			atomic_fetch_add(&inode->nr_writeback, 1);
+			f->wb_blocks = written;
+		}
+		done += to - from;
+		if (pos + (to - from) > isize) {
+			atomic_store(&inode->i_size, pos + (int64_t)(to - from));
+			*extending = true;
+		}
+		wtio_folio_unlock(f);
+		wtio_ioend_add_folio(wbc, &cur, f, redirty);
+		wtio_folio_put(ctx, f);
+		continue;
+unlock:
+		wtio_folio_unlock(f);
+		wtio_folio_put(ctx, f);
+		break;
+	}
+	if (cur)
+		wtio_ioend_submit(wbc, cur);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	if (!keep_deferred)
+		wtio_ioend_submit_deferred(wbc);
+	return done ? (ssize_t)done : ret;
+}
+
+int wtio_dsync_finish(struct wtio_inode *inode, int64_t end)
+{
+	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
+	struct stat st;
+	ssize_t res;
+	int ret;
+
+	/* An extending direct write with RWF_DSYNC makes the new size
+	 * durable with the data, rounded up to its block; only when the
+	 * backing file is still shorter than the write (a truncate raced
+	 * with it) does the size need fixing and flushing here. The exact
+	 * size is set at fsync and close. */
+	if (fstat(inode->fd, &st) < 0)
+		return -errno;
+	if (st.st_size >= end)
+		return 0;
+	pthread_rwlock_rdlock(&inode->i_rwsem);
+	ret = wtio_inode_sync_size(inode);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	if (ret)
+		return ret;
+	res = wtio_io_sync(&inode->ctx->io, &req);
+	return res < 0 ? (int)res : 0;
+}
+
+ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
+			  int iovcnt, off_t off, unsigned int flags)
+{
+	struct wtio_wb_ctl wbc = { 0 };
+	bool extending;
+	ssize_t ret;
+	int err;
+
+	ret = wtio_writethrough_copy(file, iov, iovcnt, off, flags, &wbc,
+				     false, &extending);
+	wtio_ioend_reap_all(&wbc);
+	if (wbc.error)
+		return wbc.error;
+	if (ret > 0 && (flags & WTIO_DSYNC)) {
+		err = extending ? wtio_dsync_finish(file->inode, off + ret) : 0;
+		if (err) {
+			wtio_inode_record_error(file->inode, err);
+			return err;
+		}
+	}
+	return ret;
+}
+
+/* WTIO_DSYNC on a write-back write: write the range, wait for it, then
+ * make it durable. */
+ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
+				   const struct iovec *iov, int iovcnt,
+				   off_t off, unsigned int flags)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
+	uint64_t seq = atomic_load(&inode->err_seq);
+	ssize_t ret, res;
+	int err;
+
+	ret = wtio_buffered_write(file, iov, iovcnt, off, flags);
+	if (ret <= 0)
+		return ret;
+	err = wtio_writeback_range(inode, off, off + ret, WB_SYNC, 0, 0);
+	wtio_wait_writeback_range(inode, off, off + ret);
+	if (!err) {
+		pthread_rwlock_rdlock(&inode->i_rwsem);
+		err = wtio_inode_sync_size(inode);
+		pthread_rwlock_unlock(&inode->i_rwsem);
+	}
+	if (!err) {
+		res = wtio_io_sync(&inode->ctx->io, &req);
+		if (res < 0)
+			err = (int)res;
+	}
+	/* A flusher may have hit an error on this range meanwhile. */
+	if (!err && atomic_load(&inode->err_seq) != seq)
+		err = atomic_load(&inode->err_last);
+	return err ? err : ret;
+}
