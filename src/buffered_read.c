@@ -234,11 +234,29 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		bool created;
 
 		if (f && wtio_ifs_range_uptodate(inode, f, from, to)) {
-			wtio_stat_add(&ctx->st_hits, 1);
-			wtio_iter_copy(&it, f->data + from, to - from, true);
-			wtio_folio_put(ctx, f);
-			done += to - from;
-			continue;
+			/* Copy under the folio lock: a WTIO_NOSERIAL writer
+			 * holds the file lock only shared and copies into
+			 * the folio under its lock, so without it a reader
+			 * could see a folio torn between two writes. */
+			if (nowait) {
+				if (!wtio_folio_trylock(f)) {
+					wtio_folio_put(ctx, f);
+					ret = -EAGAIN;
+					break;
+				}
+			} else {
+				wtio_folio_lock(f);
+			}
+			if (wtio_ifs_range_uptodate(inode, f, from, to)) {
+				wtio_stat_add(&ctx->st_hits, 1);
+				wtio_iter_copy(&it, f->data + from, to - from,
+					       true);
+				wtio_folio_unlock(f);
+				wtio_folio_put(ctx, f);
+				done += to - from;
+				continue;
+			}
+			wtio_folio_unlock(f);
 		}
 		if (f)
 			wtio_folio_put(ctx, f);

@@ -43,6 +43,9 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 		ctx->arena = NULL;
 		return -ENOMEM;
 	}
+	/* Huge pages: a cache hit must not pay a TLB miss that the kernel's
+	 * page cache, read through its direct map, never pays. Advice only. */
+	madvise(ctx->arena, ctx->arena_size, MADV_HUGEPAGE);
 	ctx->folios = calloc(ctx->nr_folios, sizeof(*ctx->folios));
 	ix->mask = next_pow2(ctx->nr_folios) - 1;
 	ix->buckets = calloc(ix->mask + 1, sizeof(*ix->buckets));

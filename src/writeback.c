@@ -45,12 +45,16 @@ static void wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 	if (inode->wb_queued || inode->wb_busy)
 		return;
 	inode->wb_queued = true;
+	atomic_store(&inode->wb_queued_hint, true);
 	inode->wb_next = NULL;
 	if (ctx->wb_dirty_tail)
 		ctx->wb_dirty_tail->wb_next = inode;
 	else
 		ctx->wb_dirty_head = inode;
 	ctx->wb_dirty_tail = inode;
+	/* A kick that found nothing to write is still owed. */
+	if (ctx->wb_kicks)
+		pthread_cond_broadcast(&ctx->wb_cond);
 }
 
 static void wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
@@ -70,6 +74,7 @@ static void wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 			ctx->wb_dirty_tail = prev;
 	}
 	inode->wb_queued = false;
+	atomic_store(&inode->wb_queued_hint, false);
 	inode->wb_next = NULL;
 }
 
@@ -93,6 +98,11 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	pthread_mutex_unlock(&inode->dirty_lock);
 	atomic_fetch_add(&ctx->nr_dirty, 1);
 
+	/* Queued already: a flusher will find this folio on the list. One
+	 * that took the inode off the queue re-checks nr_dirty after its
+	 * pass, so a stale "queued" costs nothing. */
+	if (atomic_load_explicit(&inode->wb_queued_hint, memory_order_acquire))
+		return;
 	pthread_mutex_lock(&ctx->wb_lock);
 	wb_queue_inode(ctx, inode);
 	pthread_mutex_unlock(&ctx->wb_lock);
@@ -130,6 +140,10 @@ void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 
 void wtio_writeback_kick(struct wtio_ctx *ctx)
 {
+	/* Writers above the background threshold kick on every write: one
+	 * kick until a flusher takes it is enough. */
+	if (atomic_exchange(&ctx->wb_kick_pending, true))
+		return;
 	pthread_mutex_lock(&ctx->wb_lock);
 	ctx->wb_kicks++;
 	pthread_cond_broadcast(&ctx->wb_cond);
@@ -642,6 +656,7 @@ static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
 					ctx->cfg.writeback_interval_ms * 1000000ull;
 			*all = ctx->wb_kicks || over;
 			ctx->wb_kicks = 0;
+			atomic_store(&ctx->wb_kick_pending, false);
 			inode = ctx->wb_dirty_head;
 			wb_unqueue_inode(ctx, inode);
 			inode->wb_busy++;

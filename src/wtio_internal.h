@@ -118,6 +118,7 @@ struct wtio_ctx {
 	struct wtio_inode *wb_dirty_head, *wb_dirty_tail; /* inodes with dirty data */
 	bool wb_stop;
 	uint32_t wb_kicks;		/* requests for writeback */
+	_Atomic bool wb_kick_pending;	/* a kick no flusher has taken yet */
 	pthread_cond_t wb_idle_cond;	/* an inode's wb_busy dropped */
 	uint64_t wb_next_periodic;
 	pthread_t *flushers;
@@ -165,6 +166,7 @@ struct wtio_inode {
 
 	/* On ctx's dirty-inode list (under ctx->wb_lock). */
 	bool wb_queued;
+	_Atomic bool wb_queued_hint;	/* wb_queued, readable without the lock */
 	int wb_busy;		/* flushers working on it, under wb_lock */
 	struct wtio_inode *wb_next;
 

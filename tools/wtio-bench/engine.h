@@ -63,6 +63,8 @@ struct mode_run {
 	struct wtio_ctx *wctx;
 	_Atomic int phase;
 	_Atomic int failed;
+	_Atomic unsigned int nr_finished;
+	unsigned int region_blocks;	/* shared sequential: blocks per thread */
 	const char *dir;		/* for RW_CREATE: per-thread dirs */
 	pthread_barrier_t start;
 	struct thread_ctx *threads;
@@ -87,6 +89,8 @@ struct thread_ctx {
 	char err_what[64];
 	uint64_t rng;
 	uint64_t *seq;			/* per file: next sequential offset */
+	uint64_t seq_lo, seq_hi;	/* sequential region of this thread */
+	unsigned int next_file;
 	uint64_t *sync_lo, *sync_hi;	/* per file: range since last sync */
 	unsigned int writes_since_sfr, writes_since_fsync;
 	uint64_t created;		/* RW_CREATE: files made */

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_bad_input.c - every bad input returns the documented negative errno
+ * and changes nothing: the file's content and size (in wtio and on disk)
+ * are the same after each bad call.
+ */
+#include <limits.h>
+
+#include "helpers.h"
+
+#define LEN 20000
+
+static struct wtio_file *f;
+static const char *path;
+static uint8_t shadow[LEN];
+static int nr_checks;
+
+static void unchanged(void)
+{
+	CHECK_EQ(wtio_file_size(f), LEN);
+	t_check_wtio_range(f, shadow, LEN, 0, LEN + 10);
+	nr_checks++;
+}
+
+#define BAD(expr, err) do {					\
+	CHECK_EQ((expr), (err));				\
+	unchanged();						\
+} while (0)
+
+int main(void)
+{
+	struct wtio_ctx *ctx;
+	struct wtio_config cfg;
+	struct wtio_ctx *bad = NULL;
+	struct wtio_file *ro, *wo, *dead, *tmp = NULL;
+	char buf[256];
+	struct iovec iov[2] = { { buf, 10 }, { NULL, 10 } };
+	struct iovec iov0 = { buf, 10 };
+	uint8_t disk_before[LEN];
+
+	t_require_odirect();
+	ctx = t_ctx(4096, 64, WTIO_BACKEND_AUTO);
+	path = t_tmpfile("bad_input");
+	f = t_open(ctx, path, O_RDWR);
+	t_fill(shadow, LEN, 5, 0);
+	CHECK_EQ(wtio_pwrite(f, shadow, LEN, 0, 0), LEN);
+	CHECK_OK(wtio_fsync(f));
+	memcpy(disk_before, shadow, LEN);
+	memset(buf, 0x5a, sizeof(buf));
+
+	/* NULL handles and pointers. */
+	BAD(wtio_pread(NULL, buf, 10, 0, 0), -EBADF);
+	BAD(wtio_pwrite(NULL, buf, 10, 0, 0), -EBADF);
+	BAD(wtio_fsync(NULL), -EBADF);
+	BAD(wtio_fdatasync(NULL), -EBADF);
+	BAD(wtio_ftruncate(NULL, 0), -EBADF);
+	BAD(wtio_sync_range(NULL, 0, 0, WTIO_SYNC_RANGE_WRITE), -EBADF);
+	BAD(wtio_file_size(NULL), -EBADF);
+	BAD(wtio_close(NULL), -EBADF);
+	BAD(wtio_open(NULL, path, O_RDWR, 0, 0, &tmp), -EINVAL);
+	BAD(wtio_open(ctx, NULL, O_RDWR, 0, 0, &tmp), -EINVAL);
+	BAD(wtio_open(ctx, path, O_RDWR, 0, 0, NULL), -EINVAL);
+	CHECK(tmp == NULL);
+	BAD(wtio_pwrite(f, NULL, 10, 0, 0), -EFAULT);
+	BAD(wtio_pread(f, NULL, 10, 0, 0), -EFAULT);
+	BAD(wtio_pwritev(f, NULL, 1, 0, 0), -EFAULT);
+	BAD(wtio_pwritev(f, iov, 2, 0, 0), -EFAULT);	/* 2nd iov NULL */
+	BAD(wtio_preadv(f, iov, 2, 0, 0), -EFAULT);
+	/* A NULL buffer with length 0 is a valid empty I/O. */
+	BAD(wtio_pwrite(f, NULL, 0, 0, 0), 0);
+	BAD(wtio_pread(f, NULL, 0, 0, 0), 0);
+	BAD(wtio_stats(NULL, NULL), -EINVAL);
+	BAD(wtio_ctx_create(NULL, NULL), -EINVAL);
+	BAD(wtio_ctx_destroy(NULL), -EINVAL);
+
+	/* Offsets. */
+	BAD(wtio_pwrite(f, buf, 10, -1, 0), -EINVAL);
+	BAD(wtio_pread(f, buf, 10, -1, 0), -EINVAL);
+	BAD(wtio_pwrite(f, buf, 10, LLONG_MIN, 0), -EINVAL);
+	BAD(wtio_pwrite(f, buf, 10, LLONG_MAX, 0), -EINVAL);
+	BAD(wtio_pwrite(f, buf, 10, LLONG_MAX - 5, 0), -EINVAL);
+	BAD(wtio_ftruncate(f, -1), -EINVAL);
+	BAD(wtio_ftruncate(f, LLONG_MAX), -EINVAL);
+	/* offset + len overflowing the largest file: -EFBIG. */
+	BAD(wtio_pwrite(f, buf, 10, ((off_t)1 << 62) - 5, 0), -EFBIG);
+	{
+		struct iovec big[2] = { { buf, SSIZE_MAX }, { buf, 10 } };
+
+		BAD(wtio_pwritev(f, big, 2, 0, 0), -EINVAL);
+	}
+
+	/* Flags. */
+	BAD(wtio_pwrite(f, buf, 10, 0, 1u << 20), -EINVAL);
+	BAD(wtio_pread(f, buf, 10, 0, 1u << 20), -EINVAL);
+	BAD(wtio_pwrite(f, buf, 10, 0, 1u << 31), -EINVAL);
+	BAD(wtio_pread(f, buf, 10, 0, WTIO_WRITETHROUGH), -EINVAL);
+	BAD(wtio_open(ctx, path, O_RDWR, 0, 1u << 20, &tmp), -EINVAL);
+	BAD(wtio_open(ctx, path, O_RDWR | 0x40000000, 0, 0, &tmp), -EINVAL);
+	BAD(wtio_open(ctx, path, O_ACCMODE, 0, 0, &tmp), -EINVAL);
+	CHECK(tmp == NULL);
+	BAD(wtio_sync_range(f, 0, 0, 1u << 3), -EINVAL);
+	BAD(wtio_sync_range(f, -1, 0, WTIO_SYNC_RANGE_WRITE), -EINVAL);
+	BAD(wtio_sync_range(f, 0, -1, WTIO_SYNC_RANGE_WRITE), -EINVAL);
+	BAD(wtio_sync_range(f, LLONG_MAX, LLONG_MAX, WTIO_SYNC_RANGE_WRITE),
+	    -EINVAL);
+
+	/* iovcnt. */
+	BAD(wtio_pwritev(f, &iov0, -1, 0, 0), -EINVAL);
+	BAD(wtio_preadv(f, &iov0, -1, 0, 0), -EINVAL);
+	BAD(wtio_pwritev(f, &iov0, IOV_MAX + 1, 0, 0), -EINVAL);
+	BAD(wtio_pwritev(f, &iov0, 0, 0, 0), 0);
+
+	/* Access modes. */
+	ro = t_open(ctx, path, O_RDONLY);
+	wo = t_open(ctx, path, O_WRONLY);
+	BAD(wtio_pwrite(ro, buf, 10, 0, 0), -EBADF);
+	BAD(wtio_pwritev(ro, &iov0, 1, 0, 0), -EBADF);
+	BAD(wtio_ftruncate(ro, 0), -EBADF);
+	BAD(wtio_pread(wo, buf, 10, 0, 0), -EBADF);
+	BAD(wtio_preadv(wo, &iov0, 1, 0, 0), -EBADF);
+	CHECK_EQ(wtio_pread(ro, buf, 10, 0, 0), 10);
+	CHECK(memcmp(buf, shadow, 10) == 0);
+	/* O_TRUNC on a read-only open is refused, not silently applied. */
+	tmp = NULL;
+	BAD(wtio_open(ctx, path, O_RDONLY | O_TRUNC, 0, 0, &tmp), -EINVAL);
+	CHECK(tmp == NULL);
+
+	/* Closed handle: the library keeps it, every call gets -EBADF. */
+	dead = t_open(ctx, path, O_RDWR);
+	CHECK_OK(wtio_close(dead));
+	BAD(wtio_pread(dead, buf, 10, 0, 0), -EBADF);
+	BAD(wtio_pwrite(dead, buf, 10, 0, 0), -EBADF);
+	BAD(wtio_fsync(dead), -EBADF);
+	BAD(wtio_ftruncate(dead, 0), -EBADF);
+	BAD(wtio_sync_range(dead, 0, 0, WTIO_SYNC_RANGE_WRITE), -EBADF);
+	BAD(wtio_file_size(dead), -EBADF);
+	BAD(wtio_close(dead), -EBADF);
+
+	/* Context with open files. */
+	BAD(wtio_ctx_destroy(ctx), -EBUSY);
+	CHECK_EQ(wtio_pread(f, buf, 10, 0, 0), 10);	/* still alive */
+
+	/* Bad configurations. */
+	wtio_config_init(&cfg);
+	cfg.folio_size = 3000;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.folio_size = 2048;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.folio_size = 2u << 20;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.folio_size = 4096;
+	cfg.cache_size = 15 * 4096;
+	cfg.readahead_max = 4096;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.dirty_ratio = 91;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.dirty_ratio = 10;
+	cfg.dirty_background_ratio = 20;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.backend = 99;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.backend = WTIO_BACKEND_FAULT;	/* without a recorder */
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.flags = 1u << 20;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	CHECK(bad == NULL);
+
+	/* Nothing reached the disk either. */
+	CHECK_OK(wtio_close(ro));
+	CHECK_OK(wtio_close(wo));
+	CHECK_OK(wtio_close(f));
+	t_check_disk_equals(path, disk_before, LEN);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	printf("bad_input: %d bad calls checked, content unchanged: PASS\n",
+	       nr_checks);
+	return T_EXIT_PASS;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * suites.c - the named presets. Sizes are this project's test machine's
+ * scale (2 cores, 24 GiB), not the reference's (62 GiB, enterprise NVMe);
+ * the shape of each experiment follows the reference's fio command.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+#define WT_MODES "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial"
+
+static const struct suite_exp default_exps[] = {
+	{ "table2", "Random 4k overwrites, O_DSYNC, one shared preallocated file (reference Table 2)",
+	  "--rw=randwrite --bs=4k --size=256M --sync=dsync --overwrite --iodepth=32 "
+	  "--numjobs=1,2,4 --runtime=2 --time_based --ramp_time=1 "
+	  "--modes=kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	{ "table4", "Random 16k overwrites, sync_file_range every 16 writes, one file (reference Table 4)",
+	  "--rw=randwrite --bs=16k --size=256M --overwrite --sync_file_range=16 --iodepth=32 "
+	  "--numjobs=1,2,4 --runtime=2 --time_based --ramp_time=1 " WT_MODES },
+	{ "cached-read", "Random 4k reads of a cached file: wtio's cache vs the page cache",
+	  "--rw=randread --bs=4k --size=256M --numjobs=1,2 --invalidate=0 --pre_read "
+	  "--cache-size=512M --runtime=2 --time_based --ramp_time=1 "
+	  "--modes=kernel-buffered,wtio-writeback" },
+	{ 0 }
+};
+
+static const struct suite_exp table1_exps[] = {
+	{ "table1", "Extending 4k writes, O_DSYNC, all writers on one file (reference Table 1)",
+	  "--rw=write --file_append --bs=4k --size=64M --sync=dsync --iodepth=32 "
+	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 "
+	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	{ 0 }
+};
+
+static const struct suite_exp table2_exps[] = {
+	{ "table2", "Random 4k overwrites, O_DSYNC, one shared preallocated file (reference Table 2)",
+	  "--rw=randwrite --bs=4k --size=1G --sync=dsync --overwrite --iodepth=32 "
+	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 "
+	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	{ 0 }
+};
+
+static const struct suite_exp table3_exps[] = {
+	{ "table3", "Random 4k overwrites, O_DSYNC, one preallocated file per job (reference Table 3)",
+	  "--rw=randwrite --bs=4k --size=256M --sync=dsync --overwrite --iodepth=32 --per-job-files "
+	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 "
+	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	{ 0 }
+};
+
+static const struct suite_exp table4_exps[] = {
+	{ "table4", "Random 16k overwrites, sync_file_range every 16 writes, one file (reference Table 4)",
+	  "--rw=randwrite --bs=16k --size=1G --overwrite --sync_file_range=16 --iodepth=32 "
+	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 " WT_MODES },
+	{ 0 }
+};
+
+static const struct suite_exp sustained_exps[] = {
+	{ "sustained", "Sustained random 4k writes over many files (LSF/MM write-through thread)",
+	  "--rw=randwrite --bs=4k --size=64M --per-job-files --nrfiles=16 --numjobs=4 "
+	  "--runtime=30 --time_based --ramp_time=2 --samples "
+	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough" },
+	{ 0 }
+};
+
+static const struct suite_exp stream_exps[] = {
+	{ "dontcache-stream", "Streaming 1M sequential writes, per-second throughput (DONTCACHE)",
+	  "--rw=write --bs=1M --size=4G --numjobs=1 --runtime=20 --time_based --samples "
+	  "--modes=kernel-buffered,kernel-dontcache,wtio-writeback,wtio-dontcache" },
+	{ 0 }
+};
+
+static const struct suite_exp smallfiles_exps[] = {
+	{ "smallfiles", "Create many 4 KiB files, one directory per thread",
+	  "--rw=create --bs=4k --size=16M --numjobs=1,2 "
+	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough" },
+	{ 0 }
+};
+
+static const struct suite_exp cached_read_exps[] = {
+	{ "cached-read", "Random 4k reads of a cached file: wtio's cache vs the page cache",
+	  "--rw=randread --bs=4k --size=1G --numjobs=1,2 --invalidate=0 --pre_read "
+	  "--cache-size=2G --runtime=10 --time_based --ramp_time=2 "
+	  "--modes=kernel-buffered,wtio-writeback" },
+	{ 0 }
+};
+
+static const struct suite suites[] = {
+	{ "default", "the README's command: Table 2 and 4 counterparts at numjobs 1,2,4 "
+	  "and a cached-read comparison, small sizes, under 3 minutes", default_exps },
+	{ "table1", "extending 4k O_DSYNC writes to one file, numjobs sweep", table1_exps },
+	{ "table2", "random 4k O_DSYNC overwrites, one shared file, numjobs sweep", table2_exps },
+	{ "table3", "random 4k O_DSYNC overwrites, file per job, numjobs sweep", table3_exps },
+	{ "table4", "random 16k overwrites + sync_file_range every 16, numjobs sweep", table4_exps },
+	{ "sustained", "sustained random writes over many files, per-second samples", sustained_exps },
+	{ "dontcache-stream", "1M sequential writes, per-second throughput", stream_exps },
+	{ "smallfiles", "many 4 KiB files in per-thread directories", smallfiles_exps },
+	{ "cached-read", "random 4k reads of a cached file vs the page cache", cached_read_exps },
+	{ 0 }
+};
+
+const struct suite *suite_find(const char *name)
+{
+	for (const struct suite *s = suites; s->name; s++)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
+
+void suites_list(FILE *f)
+{
+	for (const struct suite *s = suites; s->name; s++) {
+		fprintf(f, "%s: %s\n", s->name, s->desc);
+		for (const struct suite_exp *e = s->exps; e->name; e++)
+			fprintf(f, "    %s: %s\n        %s\n", e->name, e->title, e->args);
+	}
+}
+
+static int apply_string(struct job_opts *job, const char *args, char *err,
+			size_t errlen)
+{
+	char *copy = strdup(args), *save = NULL;
+
+	if (!copy) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+		if (strncmp(t, "--", 2))
+			continue;
+		t += 2;
+		char *eq = strchr(t, '=');
+		const char *val = "1";
+		if (eq) {
+			*eq = 0;
+			val = eq + 1;
+		}
+		if (job_apply(job, t, val, err, errlen)) {
+			free(copy);
+			return -1;
+		}
+	}
+	free(copy);
+	return 0;
+}
+
+int experiments_build(const struct bench_opts *o, struct experiment **out,
+		      char *err, size_t errlen)
+{
+	struct experiment *ex;
+	int n = 0;
+
+	if (!o->suite) {
+		ex = calloc(1, sizeof(*ex));
+		if (!ex)
+			return -1;
+		snprintf(ex->name, sizeof(ex->name), "job");
+		snprintf(ex->title, sizeof(ex->title), "Command-line job");
+		ex->job = o->job;
+		if (job_check(&ex->job, err, errlen)) {
+			free(ex);
+			return -1;
+		}
+		*out = ex;
+		return 1;
+	}
+	const struct suite *s = suite_find(o->suite);
+	if (!s) {
+		snprintf(err, errlen, "unknown suite '%s'", o->suite);
+		return -1;
+	}
+	for (const struct suite_exp *e = s->exps; e->name; e++)
+		n++;
+	ex = calloc((size_t)n, sizeof(*ex));
+	if (!ex)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		const struct suite_exp *e = &s->exps[i];
+		snprintf(ex[i].name, sizeof(ex[i].name), "%s", e->name);
+		snprintf(ex[i].title, sizeof(ex[i].title), "%s", e->title);
+		snprintf(ex[i].args, sizeof(ex[i].args), "%s", e->args);
+		job_defaults(&ex[i].job);
+		if (apply_string(&ex[i].job, e->args, err, errlen) ||
+		    job_apply_args(&ex[i].job, o, err, errlen) ||
+		    job_check(&ex[i].job, err, errlen)) {
+			free(ex);
+			return -1;
+		}
+	}
+	*out = ex;
+	return n;
+}
