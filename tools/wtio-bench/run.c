@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - one experiment. For each numjobs: make the file set (one shared
+ * set, or one per job), prepare it once (written in full for overwrites
+ * and reads), then run each mode in turn on it: sync and drop the page
+ * cache between modes (root), reset the files of non-overwrite writes,
+ * open through the mode's engine, run, close (timed apart), collect.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "engine.h"
+#include "progress.h"
+#include "run.h"
+#include "workload.h"
+
+const char *status_name(enum run_status s)
+{
+	static const char *n[] = { "not-run", "ok", "unsupported", "error",
+				   "interrupted" };
+	return n[s];
+}
+
+double experiment_estimate(const struct experiment *ex)
+{
+	const struct job_opts *j = &ex->job;
+	if (j->runtime <= 0)
+		return 0;
+	return (j->runtime + j->ramp_time + 0.5) * j->nr_modes * j->nr_numjobs;
+}
+
+/* Expand $pid, $jobnum, $filenum, $exp in the file name format. */
+static void file_name(char *out, size_t len, const char *dir, const char *fmt,
+		      const char *exp, unsigned int job, unsigned int fnum)
+{
+	char name[512];
+	size_t o = 0;
+
+	for (const char *p = fmt; *p && o < sizeof(name) - 32; ) {
+		if (!strncmp(p, "$pid", 4)) {
+			o += (size_t)snprintf(name + o, sizeof(name) - o, "%d", (int)getpid());
+			p += 4;
+		} else if (!strncmp(p, "$jobnum", 7)) {
+			o += (size_t)snprintf(name + o, sizeof(name) - o, "%u", job);
+			p += 7;
+		} else if (!strncmp(p, "$filenum", 8)) {
+			o += (size_t)snprintf(name + o, sizeof(name) - o, "%u", fnum);
+			p += 8;
+		} else if (!strncmp(p, "$exp", 4)) {
+			o += (size_t)snprintf(name + o, sizeof(name) - o, "%s", exp);
+			p += 4;
+		} else {
+			name[o++] = *p++;
+		}
+	}
+	name[o] = 0;
+	snprintf(out, len, "%s/%s.%s", dir, name, exp);
+}
+
+static void drop_caches(bool drop, bool *dropped)
+{
+	sync();
+	if (!drop || geteuid() != 0)
+		return;
+	int fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0)
+		return;
+	if (write(fd, "3", 1) == 1)
+		*dropped = true;
+	close(fd);
+}
+
+/* Write the whole file with non-zero data, then fsync. */
+static int fill_file(const char *path, uint64_t size)
+{
+	size_t chunk = 1u << 20;
+	char *buf = malloc(chunk);
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int ret = 0;
+
+	if (!buf || fd < 0) {
+		ret = fd < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < chunk; i++)
+		buf[i] = (char)(i * 131 + 7) | 1;
+	if (posix_fallocate(fd, 0, (off_t)size) == 0) {
+		/* fine; written below anyway */
+	}
+	for (uint64_t off = 0; off < size && !bench_interrupted; off += chunk) {
+		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
+		buf[0] = (char)(off >> 20);
+		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n) {
+			ret = -errno ? -errno : -EIO;
+			goto out;
+		}
+	}
+	if (ftruncate(fd, (off_t)size) || fsync(fd))
+		ret = -errno;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	return ret;
+}
+
+/* Non-overwrite writes: every mode starts from the same state. */
+static int reset_file(const char *path, uint64_t size, bool append)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, 0))
+		ret = -errno;
+	else if (!append && posix_fallocate(fd, 0, (off_t)size) &&
+		 ftruncate(fd, (off_t)size))
+		ret = -errno;
+	if (fsync(fd) && !ret)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static bool file_ok(const char *path, uint64_t size)
+{
+	struct stat st;
+	return !stat(path, &st) && (uint64_t)st.st_size == size;
+}
+
+static void classify(struct mode_result *r, int err)
+{
+	if (bench_interrupted && r->status != RS_UNSUPPORTED) {
+		r->status = RS_INTERRUPTED;
+		return;
+	}
+	if (!err) {
+		r->status = RS_OK;
+		return;
+	}
+	r->status = (err == -EOPNOTSUPP) ? RS_UNSUPPORTED : RS_ERROR;
+}
+
+static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
+			struct exp_result *er, unsigned int nj,
+			struct bfile *files, unsigned int nr_files,
+			unsigned int files_per_thread, int mi,
+			struct mode_result *r, double rest_s)
+{
+	const struct job_opts *job = &ex->job;
+	const struct mode_def *m = &mode_table[job->modes[mi]];
+	const char *why;
+	struct mode_run mr;
+	char label[128], cdir[PATH_MAX];
+	int ret;
+
+	r->mode = job->modes[mi];
+	r->numjobs = nj;
+	const struct engine_ops *eng = engine_pick(m, job, &why);
+	if (!eng) {
+		r->status = RS_UNSUPPORTED;
+		snprintf(r->reason, sizeof(r->reason), "%s", why);
+		return 0;
+	}
+	r->engine = eng->name;
+
+	drop_caches(job->invalidate, &er->caches_dropped);
+	if (job->rw == RW_WRITE || job->rw == RW_RANDWRITE) {
+		if (!job->overwrite)
+			for (unsigned int i = 0; i < nr_files; i++) {
+				ret = reset_file(files[i].path, job->size, job->file_append);
+				if (ret) {
+					r->status = RS_ERROR;
+					snprintf(r->reason, sizeof(r->reason),
+						 "prepare %s: %s", files[i].path, strerror(-ret));
+					return 1;
+				}
+			}
+	}
+	if (job->file_append)
+		for (unsigned int i = 0; i < nr_files; i++)
+			atomic_store(&files[i].append_off, 0);
+
+	memset(&mr, 0, sizeof(mr));
+	mr.job = job;
+	mr.mode = m;
+	mr.eng = eng;
+	mr.numjobs = nj;
+	mr.files = files;
+	mr.nr_files = nr_files;
+	mr.files_per_thread = files_per_thread;
+	mr.open_flags = O_RDWR | m->oflags | (job->dsync ? O_DSYNC : 0);
+	if (job->rw == RW_CREATE)
+		mr.open_flags = O_WRONLY | m->oflags | (job->dsync ? O_DSYNC : 0);
+	mr.wflags = m->wflags | (job->dsync ? WTIO_DSYNC : 0);
+	mr.rflags = m->rflags;
+	snprintf(cdir, sizeof(cdir), "%s/wtio-bench.%d.%s", er->directory,
+		 (int)getpid(), ex->name);
+	mr.dir = cdir;
+
+	if (eng->mode_init && (ret = eng->mode_init(&mr))) {
+		classify(r, ret);
+		snprintf(r->reason, sizeof(r->reason), "setup: %s", strerror(-ret));
+		return r->status == RS_ERROR;
+	}
+	unsigned int opened = 0;
+	ret = 0;
+	for (; opened < nr_files; opened++) {
+		files[opened].fd = -1;
+		files[opened].wf = NULL;
+		ret = eng->open_file(&mr, &files[opened]);
+		if (ret) {
+			snprintf(r->reason, sizeof(r->reason), "open: %s", strerror(-ret));
+			break;
+		}
+	}
+	if (!ret && job->pre_read) {
+		size_t chunk = 1u << 20;
+		void *buf = NULL;
+		if (posix_memalign(&buf, 4096, chunk))
+			ret = -ENOMEM;
+		for (unsigned int i = 0; !ret && i < nr_files; i++)
+			for (uint64_t off = 0; off < job->size && !bench_interrupted; off += chunk) {
+				long n = eng->read_file(&mr, &files[i], buf, chunk, off);
+				if (n < 0) {
+					ret = (int)n;
+					snprintf(r->reason, sizeof(r->reason),
+						 "pre_read: %s", strerror(-ret));
+					break;
+				}
+				if (n == 0)
+					break;
+			}
+		free(buf);
+	}
+	if (!ret) {
+		struct progress_ctx pc = { progress_wanted(o->progress), label, rest_s };
+		snprintf(label, sizeof(label), "%s %s numjobs=%u", ex->name, m->name, nj);
+		ret = run_mode(&mr, r, &pc);
+	}
+	uint64_t t = now_ns();
+	for (unsigned int i = 0; i < opened; i++) {
+		int cret = eng->close_file(&mr, &files[i]);
+		if (cret && !ret) {
+			ret = cret;
+			snprintf(r->reason, sizeof(r->reason), "close: %s", strerror(-ret));
+		}
+	}
+	r->flush_s = (double)(now_ns() - t) / 1e9;
+	if (m->family == FAMILY_WTIO && mr.wctx) {
+		r->have_wstats = wtio_stats(mr.wctx, &r->wst) == 0;
+		r->wtio_backend = wtio_ctx_backend_name(mr.wctx);
+	}
+	if (eng->mode_exit)
+		eng->mode_exit(&mr);
+	classify(r, ret);
+	if (job->rw == RW_CREATE) {
+		/* the created files are counted and removed here */
+		for (unsigned int i = 0; i < nj; i++) {
+			char d[PATH_MAX + 16];
+			snprintf(d, sizeof(d), "%s.d%u", cdir, i);
+			struct stat st;
+			uint64_t count = 0;
+			char p[PATH_MAX + 48];
+			for (;; count++) {
+				snprintf(p, sizeof(p), "%s/f%llu", d, (unsigned long long)count);
+				if (stat(p, &st))
+					break;
+				r->file_bytes += (uint64_t)st.st_size;
+			}
+			if (!o->keep_files)
+				cleanup_remove_created(d, count);
+		}
+	} else {
+		for (unsigned int i = 0; i < nr_files; i++) {
+			struct stat st;
+			if (!stat(files[i].path, &st))
+				r->file_bytes += (uint64_t)st.st_size;
+		}
+	}
+	return r->status == RS_ERROR;
+}
+
+int run_experiment(struct experiment *ex, const struct bench_opts *o,
+		   struct exp_result *er, double rest_s)
+{
+	const struct job_opts *job = &ex->job;
+	int failed = 0;
+
+	er->exp = ex;
+	er->res = calloc((size_t)(job->nr_numjobs * job->nr_modes), sizeof(*er->res));
+	if (!er->res)
+		return 1;
+	struct statfs sfs;
+	if (!statfs(er->directory, &sfs)) {
+		const char *t = "other";
+		switch ((unsigned long)sfs.f_type) {
+		case 0xEF53: t = "ext4"; break;
+		case 0x58465342: t = "xfs"; break;
+		case 0x9123683E: t = "btrfs"; break;
+		case 0x01021994: t = "tmpfs"; break;
+		case 0x794c7630: t = "overlayfs"; break;
+		}
+		snprintf(er->fstype, sizeof(er->fstype), "%s", t);
+	}
+	double per_run = job->runtime > 0 ? job->runtime + job->ramp_time + 0.5 : 0;
+	int runs_left = job->nr_numjobs * job->nr_modes;
+	bool shared = !job->per_job_files;
+	bool need_data = job->overwrite || job->rw == RW_READ ||
+			 job->rw == RW_RANDREAD || job->rw == RW_RANDRW;
+
+	for (int ni = 0; ni < job->nr_numjobs; ni++) {
+		unsigned int nj = job->numjobs[ni];
+		unsigned int fpt = job->nrfiles;
+		unsigned int nr_files = job->rw == RW_CREATE ? 0 : (shared ? fpt : nj * fpt);
+		struct bfile *files = calloc(nr_files ? nr_files : 1, sizeof(*files));
+		if (!files)
+			return 1;
+		for (unsigned int i = 0; i < nr_files; i++) {
+			file_name(files[i].path, sizeof(files[i].path), er->directory,
+				  job->filename_format, ex->name,
+				  shared ? 0 : i / fpt, i % fpt);
+			files[i].fd = -1;
+			cleanup_add_file(files[i].path);
+		}
+		/* Prepare once per file set (a shared set serves every numjobs). */
+		for (unsigned int i = 0; i < nr_files && !bench_interrupted; i++) {
+			int ret = 0;
+			if (need_data && !file_ok(files[i].path, job->size))
+				ret = fill_file(files[i].path, job->size);
+			else if (!need_data)
+				ret = reset_file(files[i].path, job->size, job->file_append);
+			if (ret) {
+				struct mode_result *r = exp_res(er, ni, 0);
+				r->status = RS_ERROR;
+				snprintf(r->reason, sizeof(r->reason), "prepare %s: %s",
+					 files[i].path, strerror(-ret));
+				failed = 1;
+				break;
+			}
+		}
+		for (int mi = 0; mi < job->nr_modes; mi++) {
+			struct mode_result *r = exp_res(er, ni, mi);
+			r->mode = job->modes[mi];
+			r->numjobs = nj;
+			runs_left--;
+			if (bench_interrupted || failed) {
+				if (r->status == RS_NOT_RUN && failed && !bench_interrupted)
+					snprintf(r->reason, sizeof(r->reason), "not run: preparation failed");
+				continue;
+			}
+			if (run_one_mode(ex, o, er, nj, files, nr_files, shared ? nr_files : fpt,
+					 mi, r, rest_s + per_run * runs_left))
+				failed = 1;
+			if (r->status == RS_ERROR && r->c.ops == 0 && !failed)
+				failed = 1;
+		}
+		if (!shared || ni == job->nr_numjobs - 1)
+			for (unsigned int i = 0; i < nr_files; i++)
+				if (!o->keep_files)
+					cleanup_remove_file(files[i].path);
+		free(files);
+	}
+	if (bench_interrupted)
+		return 130;
+	return failed;
+}
