@@ -92,6 +92,12 @@ struct wtio_config {
 	uint32_t flags;
 	/* WTIO_BACKEND_FAULT only: the fault injector (wtio_fault.h). */
 	struct wtio_fault *fault;
+	/* Stripe geometry override in bytes, for every file of the context.
+	 * 0 = take it from the filesystem (XFS sunit/swidth) or the block
+	 * device (sysfs minimum/optimal I/O size). stripe_unit must be a
+	 * multiple of 4096 and stripe_width a multiple of stripe_unit. */
+	uint32_t stripe_unit;
+	uint32_t stripe_width;
 };
 
 #define WTIO_MIN_FOLIOS 16u
@@ -216,6 +222,21 @@ int wtio_ftruncate(struct wtio_file *file, off_t length);
 /* The file's size as wtio sees it (>= 0), or a negative errno. */
 off_t wtio_file_size(struct wtio_file *file);
 
+/* What wtio found out about a file's filesystem and device. */
+struct wtio_file_info {
+	uint32_t block_size;		/* wtio's per-block state unit */
+	uint32_t dio_mem_align;		/* statx STATX_DIOALIGN */
+	uint32_t dio_offset_align;
+	uint32_t atomic_unit_min;	/* statx STATX_WRITE_ATOMIC; 0 = none */
+	uint32_t atomic_unit_max;
+	uint32_t stripe_unit;		/* bytes; 0 = no stripe alignment */
+	uint32_t stripe_width;
+	char stripe_source[16];		/* "xfs", "sysfs", "config", "none" */
+};
+
+/* Fill *info for an open file. Returns 0 or a negative errno. */
+int wtio_file_info(struct wtio_file *file, struct wtio_file_info *info);
+
 /*
  * Asynchronous submission (the aio path of the kernel's write-through
  * series). A queue belongs to the thread that created it: submit to it
@@ -287,6 +308,9 @@ struct wtio_stats {
 	uint64_t evictions;		/* folios evicted to make room */
 	uint64_t writeback_errors;	/* failed write I/Os */
 	uint64_t rmw_reads;		/* block reads for partial writes */
+	uint64_t stripe_splits;		/* I/Os cut at a stripe unit boundary */
+	uint64_t dropbehind_folios;	/* folios dropped by WTIO_DONTCACHE */
+	uint64_t atomic_writes;		/* untorn writes completed */
 };
 
 /* Fill *st with the context's counters. */

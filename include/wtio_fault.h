@@ -71,6 +71,25 @@ int wtio_fault_replay(const struct wtio_fault *fault, const char *path,
 		      uint64_t nr_events, uint64_t seed, int dst_fd);
 
 /*
+ * The trace: every I/O the backend was asked to do, in submission order,
+ * as issued (before any rule changed it), so tests can check how wtio
+ * shaped its I/O: sizes, alignment, stripe cutting, RWF_ flags.
+ */
+struct wtio_fault_io {
+	uint32_t op;		/* WTIO_FAULT_READ, _WRITE or _FLUSH */
+	int rw_flags;		/* RWF_DSYNC, RWF_ATOMIC, ... */
+	int64_t off;
+	uint64_t len;
+	uint32_t nr_segs;	/* iovecs */
+	uint64_t ino;		/* backing file's inode number */
+};
+
+uint64_t wtio_fault_nr_ios(const struct wtio_fault *fault);
+/* Copy trace entry i into *io. Returns 0, or -ERANGE past the end. */
+int wtio_fault_get_io(const struct wtio_fault *fault, uint64_t i,
+		      struct wtio_fault_io *io);
+
+/*
  * Simulate a crash of the process using ctx: wait for I/O already
  * submitted, then free the context and its files without writing back
  * anything dirty and without fixing sizes. Every handle of ctx is invalid

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 
 #include "wtio_internal.h"
 
@@ -199,4 +201,27 @@ WTIO_EXPORT off_t wtio_file_size(struct wtio_file *file)
 	if (!file_live(file))
 		return -EBADF;
 	return wtio_inode_size(file->inode);
+}
+
+WTIO_EXPORT int wtio_file_info(struct wtio_file *file,
+			       struct wtio_file_info *info)
+{
+	const struct wtio_inode *inode;
+
+	if (!file_live(file))
+		return -EBADF;
+	if (!info)
+		return -EINVAL;
+	inode = file->inode;
+	memset(info, 0, sizeof(*info));
+	info->block_size = inode->block_size;
+	info->dio_mem_align = inode->geo.dio_mem_align;
+	info->dio_offset_align = inode->geo.dio_offset_align;
+	info->atomic_unit_min = inode->geo.atomic_unit_min;
+	info->atomic_unit_max = inode->geo.atomic_unit_max;
+	info->stripe_unit = inode->geo.stripe_unit;
+	info->stripe_width = inode->geo.stripe_width;
+	snprintf(info->stripe_source, sizeof(info->stripe_source), "%s",
+		 inode->geo.stripe_source ? inode->geo.stripe_source : "none");
+	return 0;
 }

@@ -19,16 +19,31 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 			 int iovcnt, off_t off, size_t len)
 {
 	struct wtio_ctx *ctx = inode->ctx;
+	uint32_t su = inode->geo.stripe_unit;
+	struct iovec part[WTIO_IO_MAX_IOVECS];
 	size_t done = 0;
 
 	while (done < len) {
+		size_t want = len - done, got = 0;
+		int n = 0, i;
+		ssize_t res;
+
+		/* No read crosses a stripe unit boundary either. */
+		if (su && want > su - (uint64_t)(off + done) % su) {
+			want = su - (uint64_t)(off + done) % su;
+			wtio_stat_add(&ctx->st_stripe_splits, 1);
+		}
+		for (i = 0; i < iovcnt && got < want; i++) {
+			part[n] = iov[i];
+			if (part[n].iov_len > want - got)
+				part[n].iov_len = want - got;
+			got += part[n++].iov_len;
+		}
 		struct wtio_io_req req = {
 			.op = WTIO_IO_READ, .fd = inode->fd,
-			.off = off + (off_t)done, .iov = iov, .iovcnt = iovcnt,
+			.off = off + (off_t)done, .iov = part, .iovcnt = n,
 		};
-		ssize_t res = wtio_io_sync(&ctx->io, &req);
-		size_t skip;
-
+		res = wtio_io_sync(&ctx->io, &req);
 		wtio_stat_add(&ctx->st_read_ios, 1);
 		if (res < 0)
 			return res;
@@ -36,8 +51,9 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 			break;
 		wtio_stat_add(&ctx->st_bytes_read, (uint64_t)res);
 		done += (size_t)res;
-		/* Advance the iovecs past what was read. */
-		skip = (size_t)res;
+		/* Advance the caller's iovecs past what was read. */
+		size_t skip = (size_t)res;
+
 		while (iovcnt && skip >= iov->iov_len) {
 			skip -= iov->iov_len;
 			iov++;
@@ -79,7 +95,9 @@ int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
 
 	while (todo) {
 		uint32_t first = (uint32_t)__builtin_ctzll(todo);
-		uint32_t n = (uint32_t)__builtin_ctzll(~(todo >> first));
+		/* ctz(0) is undefined: a run of all 64 blocks is n = 64. */
+		uint32_t n = ~(todo >> first) ?
+			(uint32_t)__builtin_ctzll(~(todo >> first)) : 64u;
 		uint64_t run = (first + n >= 64) ? ~0ull << first :
 			((1ull << n) - 1) << first;
 		uint32_t from = first * bs, to = (first + n) * bs;

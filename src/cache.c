@@ -54,6 +54,10 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 		nr_locks = 4096;
 	if (nr_locks < 64)
 		nr_locks = 64;
+	/* A bucket must map to exactly one lock: never more locks than
+	 * buckets (both powers of two, so lock_mask is within mask). */
+	if (nr_locks > ix->mask + 1)
+		nr_locks = ix->mask + 1;
 	ix->lock_mask = nr_locks - 1;
 	ix->locks = calloc(nr_locks, sizeof(*ix->locks));
 	if (!ctx->folios || !ix->buckets || !ix->locks) {
@@ -313,7 +317,11 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		wtio_writeback_kick(ctx);
 		pthread_mutex_lock(&ctx->space_lock);
 		atomic_fetch_add(&ctx->space_waiters, 1);
-		f = ctx->free_list;	/* racy peek: only decides to sleep */
+		/* Only decides whether to sleep, but read it under its lock:
+		 * an unlocked peek is a data race (free_lock is innermost). */
+		pthread_mutex_lock(&ctx->free_lock);
+		f = ctx->free_list;
+		pthread_mutex_unlock(&ctx->free_lock);
 		if (!f) {
 			struct timespec ts;
 

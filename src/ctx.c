@@ -106,6 +106,9 @@ static int config_check(struct wtio_config *c)
 		return -EINVAL;
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS))
 		return -EINVAL;
+	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
+	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
+		return -EINVAL;
 	return 0;
 }
 
@@ -243,5 +246,8 @@ WTIO_EXPORT int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st)
 	st->evictions = LOAD(ctx->st_evictions);
 	st->writeback_errors = LOAD(ctx->st_wb_errors);
 	st->rmw_reads = LOAD(ctx->st_rmw_reads);
+	st->stripe_splits = LOAD(ctx->st_stripe_splits);
+	st->dropbehind_folios = LOAD(ctx->st_dropbehind);
+	st->atomic_writes = LOAD(ctx->st_atomic_writes);
 	return 0;
 }

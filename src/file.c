@@ -42,6 +42,18 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode)
 	inode->block_size = bs;
 	inode->block_shift = (uint32_t)__builtin_ctz(bs);
 	inode->blocks_per_folio = ctx->folio_size / bs;
+	if (ctx->cfg.stripe_unit) {
+		inode->geo.stripe_unit = ctx->cfg.stripe_unit;
+		inode->geo.stripe_width = ctx->cfg.stripe_width ?
+			ctx->cfg.stripe_width : ctx->cfg.stripe_unit;
+		inode->geo.stripe_source = "config";
+	}
+	/* A stripe unit that is not whole blocks cannot be honoured. */
+	if (inode->geo.stripe_unit % bs) {
+		inode->geo.stripe_unit = 0;
+		inode->geo.stripe_width = 0;
+		inode->geo.stripe_source = "none";
+	}
 	return 0;
 }
 

@@ -70,6 +70,8 @@ struct wtio_fault {
 	size_t nr_ev, cap_ev;
 	/* A record that lost an event cannot be replayed faithfully. */
 	int record_err;
+	struct wtio_fault_io *trace;
+	size_t nr_trace, cap_trace;
 };
 
 WTIO_EXPORT struct wtio_fault *wtio_fault_create(void)
@@ -94,6 +96,7 @@ WTIO_EXPORT void wtio_fault_destroy(struct wtio_fault *fault)
 	for (i = 0; i < fault->nr_ev; i++)
 		free(fault->ev[i].data);
 	free(fault->ev);
+	free(fault->trace);
 	free(fault->rules);
 	pthread_mutex_destroy(&fault->lock);
 	free(fault);
@@ -294,6 +297,57 @@ static void sleep_us(uint32_t us)
 		;
 }
 
+/* Append req to the trace; under the lock. A full trace stops growing
+ * rather than failing the I/O. */
+static void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
+			uint32_t op, size_t len)
+{
+	struct wtio_fault_io *t;
+	struct stat st;
+
+	if (f->nr_trace == f->cap_trace) {
+		size_t cap = f->cap_trace ? f->cap_trace * 2 : 1024;
+
+		t = realloc(f->trace, cap * sizeof(*t));
+		if (!t)
+			return;
+		f->trace = t;
+		f->cap_trace = cap;
+	}
+	t = &f->trace[f->nr_trace];
+	memset(t, 0, sizeof(*t));
+	t->op = op;
+	t->rw_flags = req->rw_flags;
+	t->off = req->off;
+	t->len = len;
+	t->nr_segs = (uint32_t)req->iovcnt;
+	if (fstat(req->fd, &st) == 0)
+		t->ino = st.st_ino;
+	__atomic_store_n(&f->nr_trace, f->nr_trace + 1, __ATOMIC_RELEASE);
+}
+
+WTIO_EXPORT uint64_t wtio_fault_nr_ios(const struct wtio_fault *fault)
+{
+	return fault ? __atomic_load_n(&fault->nr_trace, __ATOMIC_ACQUIRE) : 0;
+}
+
+WTIO_EXPORT int wtio_fault_get_io(const struct wtio_fault *cfault, uint64_t i,
+				  struct wtio_fault_io *io)
+{
+	struct wtio_fault *f = (struct wtio_fault *)cfault;
+	int ret = -ERANGE;
+
+	if (!f || !io)
+		return -EINVAL;
+	pthread_mutex_lock(&f->lock);
+	if (i < f->nr_trace) {
+		*io = f->trace[i];
+		ret = 0;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
 static ssize_t fault_exec(struct wtio_io_backend *be,
 			  const struct wtio_io_req *req)
 {
@@ -316,6 +370,7 @@ static ssize_t fault_exec(struct wtio_io_backend *be,
 		len = req_len(req);
 
 	pthread_mutex_lock(&f->lock);
+	fault_trace(f, req, op, len);
 	for (i = 0; i < f->nr_rules; i++) {
 		rs = &f->rules[i];
 		if (!rule_matches(&rs->r, op, req, len))

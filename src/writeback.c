@@ -383,16 +383,30 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 	atomic_fetch_add(&folio->wb_pending, 1);
 	while (blocks) {
 		uint32_t first = (uint32_t)__builtin_ctzll(blocks);
-		uint32_t n = (uint32_t)__builtin_ctzll(~(blocks >> first));
-		uint64_t run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
+		/* ctz(0) is undefined: a run of all 64 blocks is n = 64. */
+		uint32_t n = ~(blocks >> first) ?
+			(uint32_t)__builtin_ctzll(~(blocks >> first)) : 64u;
 		int64_t off = base + (int64_t)first * bs;
-		uint32_t len = n * bs;
+		uint32_t su = inode->geo.stripe_unit;
 		struct wtio_ioend *io = *cur;
+		bool contiguous = io && io->io_offset + io->io_size == off;
+		uint64_t run;
+		uint32_t len;
 
-		if (first + n >= 64)
-			run = ~0ull << first;
+		if (first + n > 64)
+			n = 64 - first;
+		/* No I/O crosses a stripe unit boundary: cut the run there,
+		 * and end the ioend at one. */
+		if (su && (uint64_t)(off % su) + (uint64_t)n * bs > su) {
+			n = (uint32_t)((su - (uint64_t)(off % su)) / bs);
+		}
+		/* Counted where an I/O would have gone on but for the cut. */
+		if (su && contiguous && off % su == 0)
+			wtio_stat_add(&ctx->st_stripe_splits, 1);
+		run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
+		len = n * bs;
 		blocks &= ~run;
-		if (io && (io->io_offset + io->io_size != off ||
+		if (io && (!contiguous || (su && off % su == 0) ||
 			   io->io_nr_vecs == WTIO_IO_MAX_IOVECS ||
 			   io->io_size + len > ctx->cfg.max_io_size)) {
 			*cur = NULL;

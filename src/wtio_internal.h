@@ -133,7 +133,8 @@ struct wtio_ctx {
 	/* Counters. */
 	_Atomic uint64_t st_hits, st_misses, st_readahead, st_bytes_read,
 		st_bytes_written, st_read_ios, st_write_ios, st_throttle_waits,
-		st_evictions, st_wb_errors, st_rmw_reads;
+		st_evictions, st_wb_errors, st_rmw_reads, st_stripe_splits,
+		st_dropbehind, st_atomic_writes;
 };
 
 struct wtio_inode {

@@ -41,11 +41,16 @@ static void fill_rec(uint64_t *p, uint64_t tag, uint64_t gen, uint64_t rec)
 		p[i] = v;
 }
 
-/* Check one record's words; returns the common word. */
-static uint64_t check_rec(const uint64_t *p, uint64_t rec)
+/* Check one record's words (p may be unaligned); returns the common
+ * word. */
+static uint64_t check_rec(const void *rp, uint64_t rec)
 {
-	uint64_t v = p[0];
+	uint64_t p[REC / 8];
+	uint64_t v;
 	unsigned i;
+
+	memcpy(p, rp, REC);
+	v = p[0];
 
 	CHECKF((v & 0xffff) == rec, "record %llu holds record %llu's data",
 	       (unsigned long long)rec, (unsigned long long)(v & 0xffff));
@@ -125,7 +130,7 @@ static void *reader(void *arg)
 			len = NR_REC * REC - (uint64_t)off;
 		CHECK_EQ(wtio_pread(file, buf, len, off, 0), (long long)len);
 		for (k = 0; k < nrec; k++) {
-			uint64_t v = check_rec((const uint64_t *)(p + k * REC),
+			uint64_t v = check_rec(p + k * REC,
 					       first + k);
 			uint64_t tag = v >> 56;
 
@@ -174,7 +179,7 @@ static void run(uint32_t fs, uint64_t budget)
 	d = t_read_disk(path, &dlen);
 	CHECK_EQ(dlen, NR_REC * REC);
 	for (rec = 0; rec < NR_REC; rec++) {
-		uint64_t v = check_rec((const uint64_t *)(d + rec * REC), rec);
+		uint64_t v = check_rec(d + rec * REC, rec);
 		uint64_t g = atomic_load(&last_gen[rec]);
 
 		CHECKF(v == word(g ? rec % NW + 1 : 0xff, g, rec),

@@ -179,6 +179,8 @@ int main(void)
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	t_check_disk_equals(path, data, FSIZE);
 	wtio_fault_destroy(fault);
+	free(data);
+	free(buf);
 	printf("PASS\n");
 	return T_EXIT_PASS;
 }
