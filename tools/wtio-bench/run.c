@@ -147,6 +147,13 @@ static void classify(struct mode_result *r, int err)
 		return;
 	}
 	r->status = (err == -EOPNOTSUPP) ? RS_UNSUPPORTED : RS_ERROR;
+	if (r->status == RS_UNSUPPORTED) {
+		/* A refused mode has no figures, not zeros from a failed try. */
+		memset(&r->c, 0, sizeof(r->c));
+		hist_init(&r->hist);
+		r->elapsed_s = r->cpu_s = 0;
+		r->nr_samples = 0;
+	}
 }
 
 static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
@@ -293,7 +300,7 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 		   struct exp_result *er, double rest_s)
 {
 	const struct job_opts *job = &ex->job;
-	int failed = 0;
+	int failed = 0, prep_failed = 0;
 
 	er->exp = ex;
 	er->res = calloc((size_t)(job->nr_numjobs * job->nr_modes), sizeof(*er->res));
@@ -343,7 +350,7 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 				r->status = RS_ERROR;
 				snprintf(r->reason, sizeof(r->reason), "prepare %s: %s",
 					 files[i].path, strerror(-ret));
-				failed = 1;
+				failed = prep_failed = 1;
 				break;
 			}
 		}
@@ -352,15 +359,13 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 			r->mode = job->modes[mi];
 			r->numjobs = nj;
 			runs_left--;
-			if (bench_interrupted || failed) {
-				if (r->status == RS_NOT_RUN && failed && !bench_interrupted)
+			if (bench_interrupted || prep_failed) {
+				if (r->status == RS_NOT_RUN && prep_failed && !bench_interrupted)
 					snprintf(r->reason, sizeof(r->reason), "not run: preparation failed");
 				continue;
 			}
 			if (run_one_mode(ex, o, er, nj, files, nr_files, shared ? nr_files : fpt,
 					 mi, r, rest_s + per_run * runs_left))
-				failed = 1;
-			if (r->status == RS_ERROR && r->c.ops == 0 && !failed)
 				failed = 1;
 		}
 		if (!shared || ni == job->nr_numjobs - 1)

@@ -90,9 +90,14 @@ static void complete(struct thread_ctx *tc, struct io_u *u)
 	const struct engine_ops *eng = mr->eng;
 	bool ok = u->res == (int64_t)u->len;
 
-	if (u->res < 0)
+	if (u->res < 0) {
 		set_err(tc, (int)u->res, u->is_read ? "read" : "write");
-	else if (!ok)
+		if (u->measured)
+			tc->c.errors++;
+		tc->free_ius[tc->nr_free++] = u;
+		return;
+	}
+	if (!ok && u->measured)
 		tc->c.errors++;
 
 	if (ok && !u->is_read && mr->mode->sfr_after_write) {
@@ -403,9 +408,12 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 		}
 		started++;
 	}
+	/* With no ramp the threads measure from the moment they are let go:
+	 * the window opens before the barrier does. */
+	uint64_t tstart = now_ns();
+	double cpu_start = cpu_seconds();
 	pthread_barrier_wait(&mr->start);
 
-	uint64_t tstart = now_ns();
 	double total_s = job->ramp_time + job->runtime;
 	uint64_t last_prog = 0;
 	bool stopped_by_time = false;
@@ -420,9 +428,13 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 				      total_s, pc->rest_s, -1.0);
 		}
 	}
-	atomic_store(&mr->phase, PH_MEASURE);
-	uint64_t t0 = now_ns(), t1 = 0;
-	double cpu0 = cpu_seconds();
+	uint64_t t0 = tstart, t1 = 0;
+	double cpu0 = cpu_start;
+	if (job->ramp_time > 0) {
+		t0 = now_ns();
+		cpu0 = cpu_seconds();
+		atomic_store(&mr->phase, PH_MEASURE);
+	}
 	uint64_t last_sample_t = t0, last_sample_b = 0;
 	int cap = 64;
 	res->samples = job->samples ? calloc((size_t)cap, sizeof(double)) : NULL;

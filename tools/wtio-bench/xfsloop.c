@@ -11,7 +11,7 @@
 #include "cleanup.h"
 #include "xfsloop.h"
 
-static char img[256], loopdev[64], mnt[256];
+static char img[256], loopdev[256], mnt[256];
 static int mounted;
 
 /* Run a shell command; its stdout (first line) to out if given. */

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench-options: wtio-bench accepts good options (--dry-run plans them) and
+# refuses bad ones with a clear message and exit status 2.
+# Usage: bench-options.sh PATH/TO/wtio-bench     exit 0 pass, 1 fail, 77 skip
+set -u
+B=${1:?usage: $0 wtio-bench}
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+fail=0
+
+good() {	# args... : must exit 0
+	local out
+	if ! out=$("$B" --dry-run "$@" 2>&1); then
+		echo "FAIL: exit $? for good options: $*"; echo "$out" | head -5; fail=1
+	fi
+}
+bad() {		# pattern args... : must exit 2 and print pattern on stderr
+	local pat=$1; shift
+	local err rc
+	err=$("$B" --dry-run "$@" 2>&1 >/dev/null); rc=$?
+	if [ "$rc" -ne 2 ]; then
+		echo "FAIL: exit $rc (want 2) for: $*"; fail=1
+	elif ! grep -q -- "$pat" <<<"$err"; then
+		echo "FAIL: message for '$*' lacks '$pat': $err"; fail=1
+	fi
+}
+
+good
+good --rw=randwrite --bs=16k --size=64M --numjobs=1,2,4 --iodepth=32 --sync=dsync --overwrite
+good --rw=write --file_append --bs=4k --size=1M --modes=kernel-buffered,wtio-writethrough-noserial
+good --rw=randrw --rwmixread=70 --runtime=500ms --time_based --ramp_time=1s
+good --rw=randwrite --sync_file_range=wait_before,write:16 --fsync=0
+good --rw=randwrite --sync_file_range=16 --per-job-files --nrfiles=4
+good --filename_format='t.$jobnum.$filenum' --cache-size=64M --folio-size=16k --flushers=2
+good --ioengine=io_uring --iodepth=4
+good --suite=table2 --numjobs=1 --runtime=1
+good --modes=kernel-buffered,kernel-direct,kernel-dontcache,kernel-sfr,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial,wtio-dontcache
+for s in default table1 table2 table3 table4 sustained dontcache-stream smallfiles cached-read; do
+	good --suite=$s
+done
+good --output-format=json,csv
+good --output-format=normal,terse
+
+bad "is not a block size" --bs=4q
+bad "is not a block size" --bs=0
+bad "is not one of write" --rw=append
+bad "unknown option" --no-such-option
+bad "needs a value" --rw
+bad "unknown mode 'kernel-bogus'" --modes=kernel-buffered,kernel-bogus
+bad "unknown suite" --suite=nope
+bad "is not none or dsync" --sync=osync
+bad "is not a number from 1 to 4096" --iodepth=0
+bad "is not a number from 1 to 256" --numjobs=1,x
+bad "is not a time" --runtime=ten
+bad "exclude each other" --overwrite --file_append --rw=write
+bad "needs --rw=write" --file_append --rw=randwrite
+bad "needs --runtime" --time_based
+bad "smaller than --bs" --size=4k --bs=16k
+bad "power of two" --folio-size=12k
+bad "is not normal, json, csv or terse" --output-format=xml
+bad "only 'wait_before,write:N'" --sync_file_range=write:16
+bad "unexpected argument" stray
+bad "need --xfs-loop" --stripe=64k,4
+bad "is not SU,SW" --xfs-loop --stripe=64k
+bad "not a writable directory" --directory=/nonexistent/dir
+# A suite's presets with a bad override are refused too.
+bad "exclude each other" --suite=table2 --file_append
+
+# --help and --list-* exit 0 and print something.
+"$B" --help | grep -q -- "--sync_file_range" || { echo "FAIL: --help"; fail=1; }
+"$B" --list-modes | grep -q "wtio-writethrough-noserial" || { echo "FAIL: --list-modes"; fail=1; }
+"$B" --list-suites | grep -q "^table4:" || { echo "FAIL: --list-suites"; fail=1; }
+
+# Options reach the plan: check a few in the JSON of a dry run.
+"$B" --dry-run --output-format=json --rw=randwrite --bs=16k --numjobs=1,3 \
+	--iodepth=8 --sync=dsync --sync_file_range=16 --modes=kernel-direct,wtio-writeback |
+python3 -c '
+import json, sys
+j = json.load(sys.stdin)["experiments"][0]["job"]
+want = {"rw": "randwrite", "bs": 16384, "numjobs": [1, 3], "iodepth": 8,
+        "sync": "dsync", "sync_file_range": 16, "modes": ["kernel-direct", "wtio-writeback"]}
+bad = {k: (j.get(k), v) for k, v in want.items() if j.get(k) != v}
+sys.exit("job mismatch: %r" % bad if bad else 0)
+' || { echo "FAIL: options not in the plan"; fail=1; }
+# Command-line options override a suite preset.
+"$B" --dry-run --output-format=json --suite=table2 --numjobs=2 --bs=8k |
+python3 -c '
+import json, sys
+j = json.load(sys.stdin)["experiments"][0]["job"]
+sys.exit(0 if j["numjobs"] == [2] and j["bs"] == 8192 and j["sync"] == "dsync" else "override: %r" % j)
+' || { echo "FAIL: suite override"; fail=1; }
+
+[ $fail = 0 ] && echo "PASS" && exit 0
+exit 1

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * main.c - wtio-bench: parse options, build the experiments (a suite or
+ * the command line's job), set up the target (--xfs-loop), run each
+ * experiment, print the results, clean up. Ctrl-C stops the run in
+ * progress; what was measured is printed and temporary files are removed.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "options.h"
+#include "output.h"
+#include "run.h"
+#include "suites.h"
+#include "workload.h"
+#include "xfsloop.h"
+
+static void on_sigint(int sig)
+{
+	static const char msg[] =
+		"\nwtio-bench: interrupted; stopping, reporting what was measured "
+		"and removing temporary files (Ctrl-C again to quit at once)\n";
+	if (bench_interrupted) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	bench_interrupted = 1;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing to do */
+	}
+}
+
+static void at_exit_cleanup(void)
+{
+	cleanup_all(false);
+}
+
+static void emit(FILE *f, unsigned int formats, bool skip_normal,
+		 struct exp_result *er, int n, const struct run_meta *m)
+{
+	if ((formats & FMT_NORMAL) && !skip_normal)
+		output_normal(f, er, n, m);
+	if (formats & FMT_JSON)
+		output_json(f, er, n, m);
+	if (formats & FMT_CSV)
+		output_csv(f, er, n, m);
+	if (formats & FMT_TERSE)
+		output_terse(f, er, n, m);
+}
+
+int main(int argc, char **argv)
+{
+	struct bench_opts o;
+	struct experiment *ex;
+	struct run_meta meta;
+	char err[256];
+
+	options_parse(argc, argv, &o);
+	if (!wtio_check_version(WTIO_VERSION_MAJOR, WTIO_VERSION_MINOR)) {
+		fprintf(stderr, "wtio-bench: libwtio %d.%d does not provide the %d.%d API\n",
+			wtio_version_major(), wtio_version_minor(),
+			WTIO_VERSION_MAJOR, WTIO_VERSION_MINOR);
+		return 1;
+	}
+	int n = experiments_build(&o, &ex, err, sizeof(err));
+	if (n < 0) {
+		fprintf(stderr, "wtio-bench: %s\nTry 'wtio-bench --help'.\n", err);
+		return EXIT_USAGE;
+	}
+	meta_fill(&meta, argc, argv, o.suite);
+	meta.xfs_loop = o.xfs_loop;
+	if (o.stripe_su)
+		snprintf(meta.stripe, sizeof(meta.stripe), "su=%llu,sw=%u",
+			 (unsigned long long)o.stripe_su, o.stripe_sw);
+
+	struct exp_result *er = calloc((size_t)n, sizeof(*er));
+	if (!er)
+		return 1;
+	for (int i = 0; i < n; i++) {
+		er[i].exp = &ex[i];
+		er[i].res = calloc((size_t)(ex[i].job.nr_numjobs * ex[i].job.nr_modes),
+				   sizeof(*er[i].res));
+		if (!er[i].res)
+			return 1;
+		for (int k = 0; k < ex[i].job.nr_numjobs * ex[i].job.nr_modes; k++) {
+			er[i].res[k].mode = ex[i].job.modes[k % ex[i].job.nr_modes];
+			er[i].res[k].numjobs = ex[i].job.numjobs[k / ex[i].job.nr_modes];
+		}
+		snprintf(er[i].directory, sizeof(er[i].directory), "%s", o.directory);
+	}
+
+	FILE *out = stdout;
+	if (o.output) {
+		out = fopen(o.output, "w");
+		if (!out) {
+			fprintf(stderr, "wtio-bench: --output: %s: %s\n", o.output, strerror(errno));
+			return EXIT_USAGE;
+		}
+	}
+
+	if (o.dry_run) {
+		if (o.formats & FMT_NORMAL) {
+			fprintf(out, "wtio-bench plan%s%s: %d experiment(s) in %s\n",
+				o.suite ? " for suite " : "", o.suite ? o.suite : "", n,
+				o.directory);
+			double total = 0;
+			for (int i = 0; i < n; i++) {
+				const struct job_opts *j = &ex[i].job;
+				fprintf(out, "  %s: %s\n    modes:", ex[i].name, ex[i].title);
+				for (int m = 0; m < j->nr_modes; m++)
+					fprintf(out, " %s", mode_table[j->modes[m]].name);
+				fprintf(out, "\n    numjobs:");
+				for (int k = 0; k < j->nr_numjobs; k++)
+					fprintf(out, " %u", j->numjobs[k]);
+				fprintf(out, "\n");
+				total += experiment_estimate(&ex[i]);
+			}
+			if (total > 0)
+				fprintf(out, "  estimated time: %.0f s plus file preparation\n", total);
+		}
+		emit(out, o.formats, true, er, n, &meta);
+		return 0;
+	}
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	atexit(at_exit_cleanup);
+
+	if (o.xfs_loop) {
+		if (xfsloop_setup(o.xfs_size, o.stripe_su, o.stripe_sw, o.directory,
+				  sizeof(o.directory)))
+			return 1;
+		for (int i = 0; i < n; i++)
+			snprintf(er[i].directory, sizeof(er[i].directory), "%s", o.directory);
+		fprintf(stderr, "wtio-bench: running on a fresh XFS (loop device, direct I/O, "
+			"image in /dev/shm) mounted at %s\n", o.directory);
+	}
+
+	/* The human table goes out as each experiment ends when stdout is
+	 * the destination; other formats at the end. */
+	bool stream_normal = (o.formats & FMT_NORMAL) && !o.output;
+	int rc = 0;
+	double rest = 0;
+	for (int i = 0; i < n; i++)
+		rest += experiment_estimate(&ex[i]);
+	for (int i = 0; i < n && !bench_interrupted; i++) {
+		rest -= experiment_estimate(&ex[i]);
+		int r = run_experiment(&ex[i], &o, &er[i], rest);
+		if (r > rc)
+			rc = r;
+		if (stream_normal) {
+			output_normal_one(stdout, &er[i]);
+			fflush(stdout);
+		}
+	}
+	meta.interrupted = bench_interrupted;
+	if (bench_interrupted)
+		rc = 130;
+
+	emit(out, o.formats, stream_normal, er, n, &meta);
+	if (out != stdout)
+		fclose(out);
+
+	const char *json_path = o.json_path;
+	char auto_json[512];
+	if (!json_path && o.suite && !(o.formats & FMT_JSON)) {
+		char stamp[32];
+		time_t t = time(NULL);
+		struct tm tm;
+		localtime_r(&t, &tm);
+		strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+		snprintf(auto_json, sizeof(auto_json), "wtio-bench-%s-%s.json", o.suite, stamp);
+		json_path = auto_json;
+	}
+	if (json_path) {
+		FILE *jf = fopen(json_path, "w");
+		if (!jf) {
+			fprintf(stderr, "wtio-bench: cannot write %s: %s\n", json_path, strerror(errno));
+			if (!rc)
+				rc = 1;
+		} else {
+			output_json(jf, er, n, &meta);
+			fclose(jf);
+			char cwd[512];
+			if (json_path[0] != '/' && getcwd(cwd, sizeof(cwd)))
+				fprintf(stderr, "\nwtio-bench: JSON result written to %s/%s\n", cwd, json_path);
+			else
+				fprintf(stderr, "\nwtio-bench: JSON result written to %s\n", json_path);
+		}
+	}
+	cleanup_all(o.keep_files);
+	return rc;
+}
