@@ -46,6 +46,9 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 	/* Huge pages: a cache hit must not pay a TLB miss that the kernel's
 	 * page cache, read through its direct map, never pays. Advice only. */
 	madvise(ctx->arena, ctx->arena_size, MADV_HUGEPAGE);
+	/* Touch the whole budget now: the budget is memory wtio owns, and
+	 * the I/O paths must not stall clearing pages on first use. */
+	madvise(ctx->arena, ctx->arena_size, MADV_POPULATE_WRITE);
 	ctx->folios = calloc(ctx->nr_folios, sizeof(*ctx->folios));
 	ix->mask = next_pow2(ctx->nr_folios) - 1;
 	ix->buckets = calloc(ix->mask + 1, sizeof(*ix->buckets));

@@ -10,6 +10,7 @@
  * folio's writeback.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -414,7 +415,9 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			io = NULL;
 		}
 		if (!io) {
-			io = calloc(1, sizeof(*io));
+			/* malloc, not calloc: the vector arrays are ~14 KiB
+			 * and only their first io_nr_vecs entries are read. */
+			io = malloc(sizeof(*io));
 			if (!io) {
 				/* Give the blocks back as failed. */
 				folio->ifs_dirty |= run & redirty;
@@ -424,6 +427,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 					wbc->error = -ENOMEM;
 				continue;
 			}
+			memset(io, 0, offsetof(struct wtio_ioend, io_vecs));
 			io->io_wbc = wbc;
 			io->io_inode = inode;
 			io->io_offset = off;
