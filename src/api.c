@@ -15,8 +15,7 @@
 /* Flags whose behaviour this build implements. The others are defined in
  * the header so that programs can be written against them, and are
  * refused with -EOPNOTSUPP rather than silently ignored. */
-#define WTIO_IMPLEMENTED_FLAGS	(WTIO_WRITETHROUGH | WTIO_DSYNC | \
-				 WTIO_NOSERIAL | WTIO_NOWAIT)
+#define WTIO_IMPLEMENTED_FLAGS	WTIO_ALL_FLAGS
 #define WTIO_READ_FLAGS		(WTIO_DONTCACHE | WTIO_NOWAIT)
 #define WTIO_MAX_OFFSET		((int64_t)1 << 62)
 
@@ -26,7 +25,8 @@ static int check_flags(unsigned int flags, unsigned int allowed)
 		return -EINVAL;
 	if (flags & ~allowed)
 		return -EINVAL;
-	if ((flags & WTIO_NOSERIAL) && !(flags & WTIO_WRITETHROUGH))
+	if ((flags & WTIO_NOSERIAL) &&
+	    !(flags & (WTIO_WRITETHROUGH | WTIO_ATOMIC)))
 		return -EINVAL;	/* as in the kernel series */
 	if (flags & ~WTIO_IMPLEMENTED_FLAGS)
 		return -EOPNOTSUPP;
@@ -110,6 +110,11 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 		return -EINVAL;
 	if (write && len > WTIO_MAX_OFFSET - off)
 		return -EFBIG;
+	if (write && (*flags & WTIO_ATOMIC)) {
+		ret = wtio_atomic_check(file->inode, off, (size_t)len);
+		if (ret)
+			return ret;
+	}
 	return len;
 }
 
@@ -135,6 +140,8 @@ WTIO_EXPORT ssize_t wtio_pread(struct wtio_file *file, void *buf, size_t len,
 ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
 			int iovcnt, off_t off, unsigned int flags)
 {
+	if (flags & WTIO_ATOMIC)
+		return wtio_atomic_write(file, iov, iovcnt, off, flags);
 	if (flags & WTIO_WRITETHROUGH)
 		return wtio_writethrough(file, iov, iovcnt, off, flags);
 	if (flags & WTIO_DSYNC)

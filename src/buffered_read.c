@@ -220,6 +220,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
+	bool dontcache = flags & WTIO_DONTCACHE;
 	struct wtio_iov_iter it;
 	size_t len = 0, done = 0;
 	uint32_t window;
@@ -239,7 +240,9 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		goto out;
 	if ((int64_t)len > isize - off)
 		len = (size_t)(isize - off);
-	window = readahead_window(file, off, len);
+	/* A drop-behind read reads only what it needs: readahead would
+	 * only fill the cache it promises not to fill. */
+	window = dontcache ? 0 : readahead_window(file, off, len);
 	wtio_iter_init(&it, iov, iovcnt);
 
 	while (done < len) {
@@ -292,6 +295,12 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 					blocks_below(inode, index, isize));
 		if (!ret)
 			wtio_iter_copy(&it, f->data + from, to - from, true);
+		if (created && dontcache) {
+			/* Folios this read brought in leave with it; those
+			 * that were cached before stay. */
+			wtio_folio_remove(f);
+			wtio_stat_add(&ctx->st_dropbehind, 1);
+		}
 		wtio_folio_unlock(f);
 		wtio_folio_put(ctx, f);
 		if (ret)

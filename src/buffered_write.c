@@ -104,6 +104,7 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 		if (ret)
 			goto unlock;
 		wtio_iter_copy(&it, f->data + from, to - from, false);
+		wtio_folio_mark_dropbehind(f, flags & WTIO_DONTCACHE);
 		wtio_ifs_set_uptodate(inode, f, wtio_ifs_mask(inode, from, to));
 		f->ifs_dirty |= wtio_ifs_mask(inode, from, to);
 		wtio_folio_mark_dirty(inode, f);
@@ -117,7 +118,15 @@ unlock:
 			break;
 	}
 	pthread_rwlock_unlock(&inode->i_rwsem);
-	if (done)
+	if (done && (flags & WTIO_DONTCACHE)) {
+		/* Start writeback of the range at once; the folios leave
+		 * the cache as their I/O completes. Completions are reaped
+		 * by the submitter, so "start" is "do" here. An I/O error
+		 * stays with the folios and is reported by fsync. */
+		wtio_writeback_range(inode, off, off + (off_t)done, WB_SYNC,
+				     0, 0);
+	} else if (done) {
 		wtio_balance_dirty(ctx, nowait);
+	}
 	return done ? (ssize_t)done : ret;
 }

@@ -219,33 +219,19 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 }
 
 /*
- * Try to evict one folio. A folio that only the index references, is not
- * locked, dirty or under writeback can go; we lock it first so that its
- * identity is stable while we unhash it.
+ * Unhash a folio the caller holds one reference to, if nobody else but
+ * the index does and it is clean and idle. The folio lock keeps its
+ * identity stable while we unhash it.
  */
-static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
+static bool folio_evict_held(struct wtio_ctx *ctx, struct wtio_folio *f)
 {
 	struct wtio_inode *inode;
-	int32_t one = 1;
 	uint32_t s;
 	uint64_t h;
 	bool ok = false;
 
-	s = atomic_load_explicit(&f->state, memory_order_relaxed);
-	if (s & (FOLIO_LOCKED | FOLIO_DIRTY | FOLIO_WRITEBACK))
+	if (!wtio_folio_trylock(f))
 		return false;
-	if (s & FOLIO_REFERENCED) {
-		wtio_folio_clear_flag(f, FOLIO_REFERENCED);
-		return false;
-	}
-	/* Take a reference of our own first, so that the folio cannot be
-	 * freed and handed out again while we look at it. */
-	if (!atomic_compare_exchange_strong(&f->refcount, &one, 2))
-		return false;
-	if (!wtio_folio_trylock(f)) {
-		wtio_folio_put(ctx, f);
-		return false;
-	}
 	inode = atomic_load(&f->inode);
 	if (!inode)
 		goto out_unlock;
@@ -261,10 +247,40 @@ static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 	pthread_mutex_unlock(bucket_lock(ctx, h));
 out_unlock:
 	wtio_folio_unlock(f);
+	return ok;
+}
+
+/* CLOCK's look at one folio: second chance, then evict if idle. */
+static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
+{
+	int32_t one = 1;
+	uint32_t s;
+	bool ok;
+
+	s = atomic_load_explicit(&f->state, memory_order_relaxed);
+	if (s & (FOLIO_LOCKED | FOLIO_DIRTY | FOLIO_WRITEBACK))
+		return false;
+	if (s & FOLIO_REFERENCED) {
+		wtio_folio_clear_flag(f, FOLIO_REFERENCED);
+		return false;
+	}
+	/* Take a reference of our own first, so that the folio cannot be
+	 * freed and handed out again while we look at it. */
+	if (!atomic_compare_exchange_strong(&f->refcount, &one, 2))
+		return false;
+	ok = folio_evict_held(ctx, f);
 	if (ok)
 		wtio_stat_add(&ctx->st_evictions, 1);
 	wtio_folio_put(ctx, f);
 	return ok;
+}
+
+bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio)
+{
+	if (!folio_evict_held(ctx, folio))
+		return false;
+	wtio_stat_add(&ctx->st_dropbehind, 1);
+	return true;
 }
 
 /* One CLOCK pass: evict up to want folios, looking at each at most twice. */

@@ -137,3 +137,11 @@ bool wtio_ifs_range_uptodate(const struct wtio_inode *inode,
 	return (atomic_load_explicit(&folio->ifs_uptodate,
 				     memory_order_acquire) & need) == need;
 }
+
+void wtio_folio_mark_dropbehind(struct wtio_folio *folio, bool dontcache)
+{
+	if (dontcache)
+		wtio_folio_set_flag(folio, FOLIO_DROPBEHIND);
+	else if (wtio_folio_test(folio, FOLIO_DROPBEHIND))
+		wtio_folio_clear_flag(folio, FOLIO_DROPBEHIND); /* wanted again */
+}

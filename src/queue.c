@@ -218,7 +218,9 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	ret = wtio_check_rw(file, &v, 1, off, &flags, true);
 	if (ret < 0)
 		return (int)ret;
-	if (!(flags & WTIO_WRITETHROUGH) || !len) {
+	/* Write-back writes and untorn writes complete before submit
+	 * returns; only write-through is asynchronous. */
+	if (!(flags & WTIO_WRITETHROUGH) || (flags & WTIO_ATOMIC) || !len) {
 		if (queue_reserve(q))
 			return -EAGAIN;
 		ret = len ? wtio_file_write(file, &v, 1, off, flags) : 0;

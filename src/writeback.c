@@ -240,6 +240,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 			atomic_fetch_sub(&ctx->nr_writeback, 1);
 			atomic_fetch_sub(&inode->nr_writeback, 1);
 			wtio_folio_end_writeback(folio);
+			if (!error && wtio_folio_test(folio, FOLIO_DROPBEHIND))
+				wtio_folio_drop_behind(ctx, folio);
 		}
 		wtio_folio_put(ctx, folio);
 	}

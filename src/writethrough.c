@@ -133,6 +133,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 			goto unlock;
 		wtio_iter_copy(&it, f->data + from, to - from, false);
 		wtio_ifs_set_uptodate(inode, f, written);
+		wtio_folio_mark_dropbehind(f, flags & WTIO_DONTCACHE);
 		if (wtio_folio_test(f, FOLIO_DIRTY)) {
 			/* Dirty from an earlier write-back write: written
 			 * whole, and clean afterwards. */

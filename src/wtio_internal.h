@@ -216,6 +216,9 @@ static inline bool wtio_folio_test(struct wtio_folio *folio, uint32_t f)
 {
 	return wtio_folio_flags(folio) & f;
 }
+/* A write with WTIO_DONTCACHE marks the folio drop-behind; any other
+ * write shows the folio is wanted and clears the mark. Folio locked. */
+void wtio_folio_mark_dropbehind(struct wtio_folio *folio, bool dontcache);
 /* Block mask covering bytes [from, to) of a folio. */
 uint64_t wtio_ifs_mask(const struct wtio_inode *inode, uint32_t from,
 		       uint32_t to);
@@ -245,6 +248,10 @@ struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
 /* Remove a locked, referenced, clean, not-under-writeback folio from the
  * cache; the caller still holds its reference and lock. */
 void wtio_folio_remove(struct wtio_folio *folio);
+/* WTIO_DONTCACHE: drop a folio the caller holds one reference to, now
+ * that its I/O or copy is done, unless someone else uses it or it was
+ * dirtied again. Returns whether it left the cache. */
+bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio);
 /* Wake allocators waiting for space. */
 void wtio_cache_wake_space(struct wtio_ctx *ctx);
 uint64_t wtio_cache_nr_cached(struct wtio_ctx *ctx);
@@ -316,6 +323,12 @@ int wtio_dsync_finish(struct wtio_inode *inode, int64_t end);
 ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 				   const struct iovec *iov, int iovcnt,
 				   off_t off, unsigned int flags);
+
+/* ---- atomic_write.c ---- */
+/* -EOPNOTSUPP without untorn write support, -EINVAL for a bad shape. */
+int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len);
+ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
+			  int iovcnt, off_t off, unsigned int flags);
 
 /* ---- writeback.c ---- */
 int wtio_writeback_init(struct wtio_ctx *ctx);

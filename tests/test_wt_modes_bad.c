@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * test_wt_modes_bad - flag checks: NOSERIAL without WRITETHROUGH is
- * -EINVAL; DONTCACHE and ATOMIC are -EOPNOTSUPP (not implemented yet);
+ * -EINVAL; an ATOMIC write of the wrong shape is -EINVAL, and
+ * -EOPNOTSUPP where the file cannot take untorn writes at all;
  * WTIO_WRITETHROUGH as a file's default makes plain writes write-through;
  * O_DSYNC at open makes plain writes durable at return.
  */
@@ -38,7 +39,7 @@ int main(void)
 	uint64_t ack;
 	size_t dlen;
 	uint8_t *d;
-	int ret, s;
+	int ret, s, bad_atomic;
 
 	t_require_odirect();
 	path = t_tmpfile("wtmodes");
@@ -49,29 +50,33 @@ int main(void)
 	CHECK_EQ(wtio_pwrite(f, buf, 10, 0, WTIO_NOSERIAL), -EINVAL);
 	CHECK_EQ(wtio_pwrite(f, buf, 10, 0, WTIO_NOSERIAL | WTIO_DSYNC),
 		 -EINVAL);
-	CHECK_EQ(wtio_pwrite(f, buf, 10, 0, WTIO_DONTCACHE), -EOPNOTSUPP);
-	CHECK_EQ(wtio_pwrite(f, buf, 10, 0, WTIO_WRITETHROUGH | WTIO_DONTCACHE),
-		 -EOPNOTSUPP);
-	CHECK_EQ(wtio_pwrite(f, buf, BS, 0, WTIO_ATOMIC), -EOPNOTSUPP);
-	CHECK_EQ(wtio_pread(f, buf, 10, 0, WTIO_DONTCACHE), -EOPNOTSUPP);
+	{
+		struct wtio_file_info fi;
+
+		CHECK_OK(wtio_file_info(f, &fi));
+		bad_atomic = fi.atomic_unit_max ? -EINVAL : -EOPNOTSUPP;
+		printf("atomic units %u..%u: a misshapen atomic write gives %d\n",
+		       fi.atomic_unit_min, fi.atomic_unit_max, bad_atomic);
+	}
+	/* 10 bytes: not a power of two; BS at BS/2: not naturally aligned. */
+	CHECK_EQ(wtio_pwrite(f, buf, 10, 0, WTIO_ATOMIC), bad_atomic);
+	CHECK_EQ(wtio_pwrite(f, buf, BS, BS / 2, WTIO_ATOMIC), bad_atomic);
+	CHECK_EQ(wtio_pread(f, buf, 10, 0, WTIO_ATOMIC), -EINVAL);
 	CHECK_EQ(wtio_pwrite(f, buf, 10, 0, 1u << 20), -EINVAL);
 	CHECK_EQ(wtio_open(ctx, path, O_RDWR, 0, WTIO_NOSERIAL, &g), -EINVAL);
-	CHECK_EQ(wtio_open(ctx, path, O_RDWR, 0, WTIO_DONTCACHE, &g),
-		 -EOPNOTSUPP);
-	CHECK_EQ(wtio_open(ctx, path, O_RDWR, 0, WTIO_ATOMIC, &g), -EOPNOTSUPP);
 	CHECK(g == NULL);
 	CHECK_OK(wtio_queue_create(ctx, 4, &q));
 	CHECK_EQ(wtio_queue_pwrite(q, f, buf, 10, 0, WTIO_NOSERIAL, 1),
 		 -EINVAL);
-	CHECK_EQ(wtio_queue_pwrite(q, f, buf, 10, 0, WTIO_DONTCACHE, 1),
-		 -EOPNOTSUPP);
+	CHECK_EQ(wtio_queue_pwrite(q, f, buf, 10, 0, WTIO_ATOMIC, 1),
+		 bad_atomic);
 	CHECK_EQ(wtio_queue_inflight(q), 0);
 	CHECK_OK(wtio_queue_destroy(q));
 	/* Nothing changed. */
 	CHECK_EQ(wtio_file_size(f), 0);
 	CHECK_EQ(t_disk_size(path), 0);
-	printf("NOSERIAL alone -> -EINVAL; DONTCACHE/ATOMIC -> -EOPNOTSUPP "
-	       "(write, read, open, queue); nothing written\n");
+	printf("NOSERIAL alone -> -EINVAL; misshapen ATOMIC -> %d "
+	       "(write, read, open, queue); nothing written\n", bad_atomic);
 	CHECK_OK(wtio_close(f));
 
 	/* Write-through as the file's default mode. */
