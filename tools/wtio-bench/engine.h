@@ -66,7 +66,11 @@ struct mode_run {
 	_Atomic unsigned int nr_finished;
 	unsigned int region_blocks;	/* shared sequential: blocks per thread */
 	const char *dir;		/* for RW_CREATE: per-thread dirs */
-	pthread_barrier_t start;
+	/* The start line: the threads wait there until the timer is set. */
+	pthread_mutex_t start_lock;
+	pthread_cond_t start_cond;
+	unsigned int start_arrived;	/* threads at the line */
+	bool start_open;
 	struct thread_ctx *threads;
 };
 

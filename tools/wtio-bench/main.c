@@ -80,28 +80,22 @@ int main(int argc, char **argv)
 		snprintf(meta.stripe, sizeof(meta.stripe), "su=%llu,sw=%u",
 			 (unsigned long long)o.stripe_su, o.stripe_sw);
 
-	struct exp_result *er = calloc((size_t)n, sizeof(*er));
-	if (!er)
+	struct exp_result *er = results_new(ex, n, o.directory);
+	if (!er) {
+		fprintf(stderr, "wtio-bench: out of memory\n");
+		free(ex);
 		return 1;
-	for (int i = 0; i < n; i++) {
-		er[i].exp = &ex[i];
-		er[i].res = calloc((size_t)(ex[i].job.nr_numjobs * ex[i].job.nr_modes),
-				   sizeof(*er[i].res));
-		if (!er[i].res)
-			return 1;
-		for (int k = 0; k < ex[i].job.nr_numjobs * ex[i].job.nr_modes; k++) {
-			er[i].res[k].mode = ex[i].job.modes[k % ex[i].job.nr_modes];
-			er[i].res[k].numjobs = ex[i].job.numjobs[k / ex[i].job.nr_modes];
-		}
-		snprintf(er[i].directory, sizeof(er[i].directory), "%s", o.directory);
 	}
 
+	int rc = 0;
 	FILE *out = stdout;
 	if (o.output) {
 		out = fopen(o.output, "w");
 		if (!out) {
 			fprintf(stderr, "wtio-bench: --output: %s: %s\n", o.output, strerror(errno));
-			return EXIT_USAGE;
+			out = stdout;
+			rc = EXIT_USAGE;
+			goto done;
 		}
 	}
 
@@ -126,7 +120,7 @@ int main(int argc, char **argv)
 				fprintf(out, "  estimated time: %.0f s plus file preparation\n", total);
 		}
 		emit(out, o.formats, true, er, n, &meta);
-		return 0;
+		goto done;
 	}
 
 	struct sigaction sa;
@@ -139,8 +133,10 @@ int main(int argc, char **argv)
 
 	if (o.xfs_loop) {
 		if (xfsloop_setup(o.xfs_size, o.stripe_su, o.stripe_sw, o.directory,
-				  sizeof(o.directory)))
-			return 1;
+				  sizeof(o.directory))) {
+			rc = 1;
+			goto done;
+		}
 		for (int i = 0; i < n; i++)
 			snprintf(er[i].directory, sizeof(er[i].directory), "%s", o.directory);
 		fprintf(stderr, "wtio-bench: running on a fresh XFS (loop device, direct I/O, "
@@ -150,7 +146,6 @@ int main(int argc, char **argv)
 	/* The human table goes out as each experiment ends when stdout is
 	 * the destination; other formats at the end. */
 	bool stream_normal = (o.formats & FMT_NORMAL) && !o.output;
-	int rc = 0;
 	double rest = 0;
 	for (int i = 0; i < n; i++)
 		rest += experiment_estimate(&ex[i]);
@@ -171,6 +166,7 @@ int main(int argc, char **argv)
 	emit(out, o.formats, stream_normal, er, n, &meta);
 	if (out != stdout)
 		fclose(out);
+	out = stdout;
 
 	const char *json_path = o.json_path;
 	char auto_json[512];
@@ -200,5 +196,10 @@ int main(int argc, char **argv)
 		}
 	}
 	cleanup_all(o.keep_files);
+done:
+	if (out != stdout)
+		fclose(out);
+	results_free(er, n);
+	free(ex);
 	return rc;
 }

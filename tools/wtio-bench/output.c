@@ -230,6 +230,15 @@ static void json_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+/* A string, or null where there is none. */
+static void json_str_or_null(FILE *f, const char *s)
+{
+	if (s)
+		json_str(f, s);
+	else
+		fprintf(f, "null");
+}
+
 static void json_job(FILE *f, const struct job_opts *j)
 {
 	fprintf(f, "{\"rw\": \"%s\", \"bs\": %llu, \"size\": %llu, \"io_size\": %llu, "
@@ -269,10 +278,7 @@ static void json_result(FILE *f, struct exp_result *er, int ni, int mi)
 		status_name(r->status));
 	json_str(f, r->reason);
 	fprintf(f, ", \"engine\": ");
-	if (r->engine)
-		json_str(f, r->engine);
-	else
-		fprintf(f, "null");
+	json_str_or_null(f, r->engine);
 	fprintf(f, ",\n         \"runtime_s\": %.6f, \"bytes\": %llu, \"ops\": %llu, "
 		"\"issued_bytes\": %llu, \"issued_ops\": %llu, \"read_bytes\": %llu, "
 		"\"read_ops\": %llu, \"write_bytes\": %llu, \"write_ops\": %llu, "
@@ -329,10 +335,7 @@ void output_json(FILE *f, struct exp_result *er, int n, const struct run_meta *m
 	fprintf(f, ",\n  \"cmdline\": ");
 	json_str(f, m->cmdline);
 	fprintf(f, ",\n  \"suite\": ");
-	if (m->suite)
-		json_str(f, m->suite);
-	else
-		fprintf(f, "null");
+	json_str_or_null(f, m->suite);
 	fprintf(f, ",\n  \"interrupted\": %s,\n  \"machine\": {\"nproc\": %ld, "
 		"\"mem_gib\": %.1f, \"kernel\": ", m->interrupted ? "true" : "false",
 		m->nproc, m->mem_gib);

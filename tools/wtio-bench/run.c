@@ -28,6 +28,46 @@ const char *status_name(enum run_status s)
 	return n[s];
 }
 
+struct exp_result *results_new(struct experiment *ex, int n, const char *dir)
+{
+	struct exp_result *er = calloc((size_t)n, sizeof(*er));
+
+	if (!er)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		const struct job_opts *j = &ex[i].job;
+		int nr = j->nr_numjobs * j->nr_modes;
+
+		er[i].exp = &ex[i];
+		er[i].res = calloc((size_t)nr, sizeof(*er[i].res));
+		if (!er[i].res) {
+			results_free(er, i);
+			return NULL;
+		}
+		for (int k = 0; k < nr; k++) {
+			er[i].res[k].mode = j->modes[k % j->nr_modes];
+			er[i].res[k].numjobs = j->numjobs[k / j->nr_modes];
+		}
+		snprintf(er[i].directory, sizeof(er[i].directory), "%s", dir);
+	}
+	return er;
+}
+
+void results_free(struct exp_result *er, int n)
+{
+	if (!er)
+		return;
+	for (int i = 0; i < n; i++) {
+		if (!er[i].res)
+			continue;
+		const struct job_opts *j = &er[i].exp->job;
+		for (int k = 0; k < j->nr_numjobs * j->nr_modes; k++)
+			free(er[i].res[k].samples);
+		free(er[i].res);
+	}
+	free(er);
+}
+
 double experiment_estimate(const struct experiment *ex)
 {
 	const struct job_opts *j = &ex->job;
@@ -152,6 +192,8 @@ static void classify(struct mode_result *r, int err)
 		memset(&r->c, 0, sizeof(r->c));
 		hist_init(&r->hist);
 		r->elapsed_s = r->cpu_s = 0;
+		free(r->samples);
+		r->samples = NULL;
 		r->nr_samples = 0;
 	}
 }
@@ -303,7 +345,8 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 	int failed = 0, prep_failed = 0;
 
 	er->exp = ex;
-	er->res = calloc((size_t)(job->nr_numjobs * job->nr_modes), sizeof(*er->res));
+	if (!er->res)
+		er->res = calloc((size_t)(job->nr_numjobs * job->nr_modes), sizeof(*er->res));
 	if (!er->res)
 		return 1;
 	struct statfs sfs;

@@ -154,8 +154,10 @@ int experiments_build(const struct bench_opts *o, struct experiment **out,
 
 	if (!o->suite) {
 		ex = calloc(1, sizeof(*ex));
-		if (!ex)
+		if (!ex) {
+			snprintf(err, errlen, "out of memory");
 			return -1;
+		}
 		snprintf(ex->name, sizeof(ex->name), "job");
 		snprintf(ex->title, sizeof(ex->title), "Command-line job");
 		ex->job = o->job;
@@ -174,8 +176,10 @@ int experiments_build(const struct bench_opts *o, struct experiment **out,
 	for (const struct suite_exp *e = s->exps; e->name; e++)
 		n++;
 	ex = calloc((size_t)n, sizeof(*ex));
-	if (!ex)
+	if (!ex) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
+	}
 	for (int i = 0; i < n; i++) {
 		const struct suite_exp *e = &s->exps[i];
 		snprintf(ex[i].name, sizeof(ex[i].name), "%s", e->name);

@@ -255,6 +255,28 @@ static void loop_create(struct thread_ctx *tc, uint64_t quota)
 	}
 }
 
+/* A thread arrives at the start line and waits for it to open. */
+static void start_arrive(struct mode_run *mr)
+{
+	pthread_mutex_lock(&mr->start_lock);
+	mr->start_arrived++;
+	pthread_cond_broadcast(&mr->start_cond);
+	while (!mr->start_open)
+		pthread_cond_wait(&mr->start_cond, &mr->start_lock);
+	pthread_mutex_unlock(&mr->start_lock);
+}
+
+/* Once the nr started threads are at the line, let them all go. */
+static void start_open(struct mode_run *mr, unsigned int nr)
+{
+	pthread_mutex_lock(&mr->start_lock);
+	while (mr->start_arrived < nr)
+		pthread_cond_wait(&mr->start_cond, &mr->start_lock);
+	mr->start_open = true;
+	pthread_cond_broadcast(&mr->start_cond);
+	pthread_mutex_unlock(&mr->start_lock);
+}
+
 static void *thread_main(void *arg)
 {
 	struct thread_ctx *tc = arg;
@@ -268,7 +290,7 @@ static void *thread_main(void *arg)
 		if (ret)
 			set_err(tc, ret, "engine setup");
 	}
-	pthread_barrier_wait(&mr->start);
+	start_arrive(mr);
 	if (!ret) {
 		if (job->rw == RW_CREATE)
 			loop_create(tc, quota);
@@ -400,19 +422,28 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 			return ret;
 		}
 	}
-	pthread_barrier_init(&mr->start, NULL, n + 1);
+	pthread_mutex_init(&mr->start_lock, NULL);
+	pthread_cond_init(&mr->start_cond, NULL);
+	mr->start_arrived = 0;
+	mr->start_open = false;
 	for (unsigned int i = 0; i < n; i++) {
-		if (pthread_create(&tids[i], NULL, thread_main, &mr->threads[i])) {
-			fprintf(stderr, "wtio-bench: cannot create thread %u\n", i);
-			exit(1);
+		int e = pthread_create(&tids[i], NULL, thread_main, &mr->threads[i]);
+		if (e) {
+			/* The threads started are let go and stop at once. */
+			ret = -e;
+			snprintf(res->reason, sizeof(res->reason),
+				 "cannot create thread %u: %s", i, strerror(e));
+			atomic_store(&mr->failed, 1);
+			atomic_store(&mr->phase, PH_STOP);
+			break;
 		}
 		started++;
 	}
 	/* With no ramp the threads measure from the moment they are let go:
-	 * the window opens before the barrier does. */
+	 * the window opens before the start line does. */
 	uint64_t tstart = now_ns();
 	double cpu_start = cpu_seconds();
-	pthread_barrier_wait(&mr->start);
+	start_open(mr, started);
 
 	double total_s = job->ramp_time + job->runtime;
 	uint64_t last_prog = 0;
@@ -506,7 +537,8 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 		}
 		free_thread(tc);
 	}
-	pthread_barrier_destroy(&mr->start);
+	pthread_cond_destroy(&mr->start_cond);
+	pthread_mutex_destroy(&mr->start_lock);
 	free(mr->threads);
 	mr->threads = NULL;
 	free(tids);

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fsx.h - wtio-fsx: a seeded random exerciser of one file through wtio
+ * (or plain POSIX I/O with --posix), checked against a shadow copy.
+ */
+#ifndef WTIO_FSX_H
+#define WTIO_FSX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Operation types (also the names -X excludes and the final counts). */
+enum fsx_op {
+	OP_READ,
+	OP_WRITE,		/* write-back */
+	OP_WRITETHROUGH,
+	OP_DSYNC,		/* write-back + DSYNC, or with write-through */
+	OP_NOSERIAL,		/* write-through + NOSERIAL */
+	OP_DONTCACHE,		/* any write or read with DONTCACHE */
+	OP_ATOMIC,
+	OP_ASYNC,		/* a batch of queued writes and reads */
+	OP_TRUNCATE,
+	OP_FSYNC,
+	OP_SYNC_RANGE,
+	OP_REOPEN,		/* close (and sometimes a new context), open */
+	OP_NR
+};
+
+extern const char *const fsx_op_names[OP_NR];
+
+struct fsx_opts {
+	uint64_t nr_ops;
+	uint64_t seed;
+	uint64_t max_len;	/* file length */
+	uint64_t max_op;	/* one op's size */
+	uint32_t folio_size;
+	uint64_t cache_size;	/* 0: 32 folios */
+	int backend;		/* enum wtio_backend */
+	bool quiet;
+	bool posix;
+	bool keep;		/* keep the file at the end */
+	bool excluded[OP_NR];
+	const char *path;
+};
+
+int fsx_parse_options(int argc, char **argv, struct fsx_opts *o);
+
+/* ---- the file under test: wtio or POSIX ---- */
+struct fsx_target;
+
+struct fsx_target_ops {
+	const char *name;
+	int (*open)(struct fsx_target *t, bool truncate);
+	int (*close)(struct fsx_target *t, bool new_ctx);
+	/* iovcnt 1 when the caller wants a plain call */
+	ssize_t (*pread)(struct fsx_target *t, void *buf, size_t len, off_t off,
+			 unsigned flags, int nsegs);
+	ssize_t (*pwrite)(struct fsx_target *t, const void *buf, size_t len,
+			  off_t off, unsigned flags, int nsegs);
+	int (*truncate)(struct fsx_target *t, off_t len);
+	int (*fsync)(struct fsx_target *t, bool data_only);
+	int (*sync_range)(struct fsx_target *t, off_t off, off_t len,
+			  unsigned flags);
+	off_t (*size)(struct fsx_target *t);
+	/* async: submit a write or read, reap all (results into res[]) */
+	int (*q_write)(struct fsx_target *t, const void *buf, size_t len,
+		       off_t off, unsigned flags, uint64_t tag);
+	int (*q_read)(struct fsx_target *t, void *buf, size_t len, off_t off,
+		      unsigned flags, uint64_t tag);
+	int (*q_reap_all)(struct fsx_target *t, uint64_t *tags, int64_t *res,
+			  int max);
+	/* atomic write unit limits (0: none) */
+	void (*atomic_units)(struct fsx_target *t, uint32_t *min, uint32_t *max);
+	void (*destroy)(struct fsx_target *t);
+};
+
+struct fsx_target {
+	const struct fsx_target_ops *ops;
+	const struct fsx_opts *o;
+	void *priv;
+};
+
+int fsx_target_wtio(struct fsx_target *t, const struct fsx_opts *o);
+int fsx_target_posix(struct fsx_target *t, const struct fsx_opts *o);
+
+/* ---- the log of recent operations ---- */
+#define FSX_LOG_LEN 32
+void fsx_log(uint64_t opnum, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void fsx_log_dump(void);
+
+/* ---- the shadow copy ---- */
+struct fsx_shadow {
+	uint8_t *data;		/* max_len bytes */
+	uint64_t size;
+	uint64_t cap;
+};
+
+void fsx_shadow_init(struct fsx_shadow *s, uint64_t cap);
+void fsx_shadow_write(struct fsx_shadow *s, const void *buf, size_t len,
+		      uint64_t off);
+void fsx_shadow_truncate(struct fsx_shadow *s, uint64_t len);
+/* The pattern a write of op opnum puts at file offset off (never 0). */
+uint8_t fsx_pattern(uint64_t opnum, uint64_t off);
+void fsx_fill(uint8_t *buf, size_t len, uint64_t opnum, uint64_t off);
+
+/* ---- failure reporting (report.c) ---- */
+extern uint64_t fsx_seed;
+/* Print seed, op number, log and a hex diff of got vs want at file offset
+ * off, then exit 1. */
+void fsx_fail_diff(uint64_t opnum, const char *what, const uint8_t *got,
+		   const uint8_t *want, size_t len, uint64_t off)
+	__attribute__((noreturn));
+void fsx_fail(uint64_t opnum, const char *fmt, ...)
+	__attribute__((noreturn, format(printf, 2, 3)));
+
+/* Compare and fail with a diff. */
+void fsx_check_bytes(uint64_t opnum, const char *what, const uint8_t *got,
+		     const uint8_t *want, size_t len, uint64_t off);
+/* Read the backing file with its own O_DIRECT descriptor and compare it
+ * with the shadow; exact size if exact_size, else only the range
+ * [off, off+len) (len 0: the whole shadow). */
+void fsx_check_disk(uint64_t opnum, const char *path,
+		    const struct fsx_shadow *s, bool exact_size,
+		    uint64_t off, uint64_t len);
+
+/* ---- the run (run.c) ---- */
+int fsx_run(const struct fsx_opts *o, struct fsx_target *t);
+
+#endif
