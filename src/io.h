@@ -67,6 +67,28 @@ struct wtio_io_ops {
 		    const struct timespec *timeout);
 	/* Requests this thread submitted and has not reaped. */
 	unsigned int (*inflight)(struct wtio_io_backend *be);
+
+	/*
+	 * Channels (optional; NULL where the backend completes I/O inside
+	 * submit anyway, as psync does): one ring that any thread may
+	 * submit to, reaped by one thread, so completion does not depend
+	 * on the submitter coming back. chan_submit never fails once the
+	 * requests are well formed: a request it cannot queue is completed
+	 * with the error by calling its end_io from the submitting thread.
+	 * chan_reap delivers completions in the calling thread (returns the
+	 * number delivered, 0 on timeout).
+	 */
+	struct wtio_io_chan *(*chan_open)(struct wtio_io_backend *be,
+					  unsigned int depth, int *err);
+	int (*chan_submit)(struct wtio_io_chan *chan,
+			   struct wtio_io_req **reqs, unsigned int nr);
+	int (*chan_reap)(struct wtio_io_chan *chan, unsigned int min,
+			 const struct timespec *timeout);
+	void (*chan_close)(struct wtio_io_chan *chan);
+};
+
+struct wtio_io_chan {
+	int unused;	/* backends embed this first */
 };
 
 struct wtio_io_backend {

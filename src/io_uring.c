@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <liburing.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -130,7 +131,7 @@ static int uring_fixed_index(const struct wtio_io_backend *be,
 	return (int)(rel / URING_BUF_CHUNK);
 }
 
-static void uring_prep(struct wtio_io_backend *be, struct uring_ts *uts,
+static void uring_prep(struct wtio_io_backend *be, bool fixed,
 		       struct io_uring_sqe *sqe, struct wtio_io_req *req)
 {
 	struct uring_dom *ud = be->private;
@@ -147,7 +148,7 @@ static void uring_prep(struct wtio_io_backend *be, struct uring_ts *uts,
 		/* The non-vectored ops take a 32-bit length. */
 		one = req->iovcnt == 1 && req->iov[0].iov_len <= UINT_MAX;
 		idx = -1;
-		if (one && uts->fixed)
+		if (one && fixed)
 			idx = uring_fixed_index(be, ud, buf, len);
 		if (idx >= 0 && rd)
 			io_uring_prep_read_fixed(sqe, req->fd, buf, len,
@@ -254,7 +255,7 @@ static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 			wtio_io_doneq_push(&uts->dq, reqs[i], ret);
 			continue;
 		}
-		uring_prep(be, uts, sqe, reqs[i]);
+		uring_prep(be, uts->fixed, sqe, reqs[i]);
 	}
 	uts->held = 0;
 	/*
@@ -464,6 +465,123 @@ static void uring_teardown(struct wtio_io_backend *be)
 	be->private = NULL;
 }
 
+/*
+ * A channel: one ring shared by the threads that submit to it and reaped
+ * by one other thread (a queue's completion thread). No single-issuer or
+ * deferred task work here: the reaper is not the submitter.
+ */
+struct uring_chan {
+	struct wtio_io_chan chan;
+	struct wtio_io_backend *be;
+	struct io_uring ring;
+	pthread_mutex_t sq_lock;
+};
+
+static struct wtio_io_chan *uring_chan_open(struct wtio_io_backend *be,
+					    unsigned int depth, int *err)
+{
+	struct uring_chan *uc = calloc(1, sizeof(*uc));
+	int ret;
+
+	if (!uc) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ret = io_uring_queue_init(depth < 8 ? 8 : depth, &uc->ring, 0);
+	if (ret < 0) {
+		free(uc);
+		*err = ret;
+		return NULL;
+	}
+	uc->be = be;
+	pthread_mutex_init(&uc->sq_lock, NULL);
+	return &uc->chan;
+}
+
+static int uring_chan_submit(struct wtio_io_chan *chan,
+			     struct wtio_io_req **reqs, unsigned int nr)
+{
+	struct uring_chan *uc = (struct uring_chan *)chan;
+	struct io_uring_sqe *sqe = NULL;
+	unsigned int i, queued;
+	int ret = 0, err = 0;
+
+	for (i = 0; i < nr; i++) {
+		ret = wtio_io_req_check(reqs[i]);
+		if (ret)
+			return ret;
+	}
+	pthread_mutex_lock(&uc->sq_lock);
+	for (i = 0; i < nr; i++) {
+		while (!(sqe = io_uring_get_sqe(&uc->ring))) {
+			/* A full SQ drains into the kernel; the CQ does not
+			 * drop completions (IORING_FEAT_NODROP). */
+			ret = io_uring_submit(&uc->ring);
+			if (ret >= 0 || ret == -EINTR)
+				continue;
+			if (ret != -EAGAIN && ret != -EBUSY) {
+				err = ret;
+				break;
+			}
+			sched_yield();
+		}
+		if (!sqe)
+			break;
+		uring_prep(uc->be, false, sqe, reqs[i]);
+	}
+	queued = i;
+	do {
+		ret = io_uring_submit(&uc->ring);
+	} while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
+	pthread_mutex_unlock(&uc->sq_lock);
+	/* Earlier requests are in flight already and cannot be taken
+	 * back: the rest complete here, with the error. */
+	for (i = queued; i < nr; i++)
+		reqs[i]->end_io(reqs[i], err ? err : -EIO);
+	return 0;
+}
+
+static int uring_chan_reap(struct wtio_io_chan *chan, unsigned int min,
+			   const struct timespec *timeout)
+{
+	struct uring_chan *uc = (struct uring_chan *)chan;
+	struct __kernel_timespec ts;
+	struct io_uring_cqe *cqe;
+	int n = 0, ret;
+
+	for (;;) {
+		while (io_uring_peek_cqe(&uc->ring, &cqe) == 0) {
+			struct wtio_io_req *req = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+
+			io_uring_cqe_seen(&uc->ring, cqe);
+			req->end_io(req, res);
+			n++;
+		}
+		if ((unsigned int)n >= min)
+			return n;
+		if (timeout) {
+			ts.tv_sec = timeout->tv_sec;
+			ts.tv_nsec = timeout->tv_nsec;
+		}
+		ret = io_uring_wait_cqe_timeout(&uc->ring, &cqe,
+						timeout ? &ts : NULL);
+		if (ret == -ETIME)
+			return n;
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+			return n ? n : ret;
+	}
+}
+
+static void uring_chan_close(struct wtio_io_chan *chan)
+{
+	struct uring_chan *uc = (struct uring_chan *)chan;
+
+	io_uring_queue_exit(&uc->ring);
+	pthread_mutex_destroy(&uc->sq_lock);
+	free(uc);
+}
+
 const struct wtio_io_ops wtio_io_uring_ops = {
 	.name		= "io_uring",
 	.setup		= uring_setup,
@@ -471,4 +589,8 @@ const struct wtio_io_ops wtio_io_uring_ops = {
 	.submit		= uring_submit,
 	.reap		= uring_reap,
 	.inflight	= uring_inflight,
+	.chan_open	= uring_chan_open,
+	.chan_submit	= uring_chan_submit,
+	.chan_reap	= uring_chan_reap,
+	.chan_close	= uring_chan_close,
 };

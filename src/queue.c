@@ -2,12 +2,12 @@
 /*
  * queue.c - asynchronous submission (the aio path of write-through).
  *
- * The submitting thread copies the data into the cache and puts the
- * folios under writeback; a worker thread of the queue submits the I/O
- * and reaps its completions. Completions therefore never depend on the
- * application calling wtio_queue_reap(): a folio under writeback always
- * has a thread that will end it, so other threads waiting on it cannot
- * hang on an application that is slow to reap.
+ * The submitting thread copies the data into the cache, puts the folios
+ * under writeback and submits the I/O itself, to a channel: a ring that
+ * the queue's completion thread reaps. Completions therefore never wait
+ * for the application to call wtio_queue_reap(): a folio under writeback
+ * always has a thread that will end it. Backends without channels (psync)
+ * complete the I/O inside submit, so the submitter finishes it at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,17 +33,15 @@ struct wtio_queue {
 	struct wtio_ctx *ctx;
 	unsigned int depth;
 	pthread_mutex_t lock;
-	pthread_cond_t work_cond;	/* worker: something to submit */
 	pthread_cond_t done_cond;	/* reapers: a completion was posted */
-	struct wtio_aio *pending_head, *pending_tail;
 	struct wtio_cqe *cqes;		/* ring of depth entries */
 	unsigned int cq_head, cq_count;
 	unsigned int inflight;		/* submitted and not yet reaped */
 	unsigned int in_io;		/* submitted and not yet completed */
-	unsigned int worker_busy;	/* aios in flight on the worker */
 	int efd;
-	bool stop;
-	pthread_t worker;
+	struct wtio_io_chan *chan;	/* NULL: I/O completes in submit */
+	_Atomic bool stop;
+	pthread_t reaper;
 };
 
 static void queue_post(struct wtio_queue *q, uint64_t user_data, int64_t res)
@@ -84,51 +82,22 @@ static void aio_complete(struct wtio_aio *aio)
 	free(aio);
 }
 
-/* Last ioend of an aio completed, in the worker thread. */
+/* Last ioend of an aio completed (in the completion thread, or in the
+ * submitter when it dropped the last reference). */
 static void aio_done(struct wtio_wb_ctl *wbc)
 {
-	struct wtio_aio *aio = (struct wtio_aio *)wbc;
-	struct wtio_queue *q = aio->queue;
-
-	q->worker_busy--;
-	aio_complete(aio);
+	aio_complete((struct wtio_aio *)wbc);
 }
 
-static void *queue_worker(void *arg)
+static void *queue_reaper(void *arg)
 {
 	struct wtio_queue *q = arg;
 	struct wtio_io_backend *be = &q->ctx->io;
+	/* Bounded waits only so that a stop is noticed. */
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
 
-	pthread_mutex_lock(&q->lock);
-	for (;;) {
-		struct wtio_aio *list;
-
-		while (!q->pending_head && !q->worker_busy && !q->stop)
-			pthread_cond_wait(&q->work_cond, &q->lock);
-		if (q->stop && !q->pending_head && !q->worker_busy)
-			break;
-		list = q->pending_head;
-		q->pending_head = q->pending_tail = NULL;
-		pthread_mutex_unlock(&q->lock);
-
-		while (list) {
-			struct wtio_aio *aio = list;
-
-			list = aio->next;
-			q->worker_busy++;
-			aio->wbc.done = aio_done;
-			wtio_ioend_submit_deferred(&aio->wbc);
-		}
-		if (q->worker_busy) {
-			/* Short waits, so new submissions are picked up
-			 * while earlier ones are in flight. */
-			struct timespec ts = { 0, 200 * 1000 };
-
-			be->ops->reap(be, 1, &ts);
-		}
-		pthread_mutex_lock(&q->lock);
-	}
-	pthread_mutex_unlock(&q->lock);
+	while (!atomic_load(&q->stop))
+		be->ops->chan_reap(q->chan, 1, &ts);
 	return NULL;
 }
 
@@ -152,19 +121,26 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 	q->depth = depth;
 	q->efd = -1;
 	pthread_mutex_init(&q->lock, NULL);
-	pthread_cond_init(&q->work_cond, NULL);
 	pthread_cond_init(&q->done_cond, NULL);
-	ret = pthread_create(&q->worker, NULL, queue_worker, q);
-	if (ret) {
-		pthread_mutex_destroy(&q->lock);
-		pthread_cond_destroy(&q->work_cond);
-		pthread_cond_destroy(&q->done_cond);
-		free(q->cqes);
-		free(q);
-		return -ret;
+	if (ctx->io.ops->chan_open) {
+		q->chan = ctx->io.ops->chan_open(&ctx->io, 2 * depth, &ret);
+		if (!q->chan)
+			goto out_free;
+		ret = -pthread_create(&q->reaper, NULL, queue_reaper, q);
+		if (ret) {
+			ctx->io.ops->chan_close(q->chan);
+			goto out_free;
+		}
 	}
 	*queuep = q;
 	return 0;
+
+out_free:
+	pthread_mutex_destroy(&q->lock);
+	pthread_cond_destroy(&q->done_cond);
+	free(q->cqes);
+	free(q);
+	return ret;
 }
 
 WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
@@ -174,14 +150,15 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	pthread_mutex_lock(&q->lock);
 	while (q->in_io)
 		pthread_cond_wait(&q->done_cond, &q->lock);
-	q->stop = true;
-	pthread_cond_broadcast(&q->work_cond);
 	pthread_mutex_unlock(&q->lock);
-	pthread_join(q->worker, NULL);
+	if (q->chan) {
+		atomic_store(&q->stop, true);
+		pthread_join(q->reaper, NULL);
+		q->ctx->io.ops->chan_close(q->chan);
+	}
 	if (q->efd >= 0)
 		close(q->efd);
 	pthread_mutex_destroy(&q->lock);
-	pthread_cond_destroy(&q->work_cond);
 	pthread_cond_destroy(&q->done_cond);
 	free(q->cqes);
 	free(q);
@@ -242,22 +219,28 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	aio->copied = ret;
 	aio->end = off + (ret > 0 ? ret : 0);
 	aio->dsync_extending = extending && (flags & WTIO_DSYNC);
-	if (ret < 0 && !aio->wbc.error)
-		aio->wbc.error = (int)ret;
+	if (ret < 0)
+		wtio_wbc_set_error(&aio->wbc, (int)ret);
 	if (!aio->wbc.deferred) {
 		/* Nothing left to submit: what was copied, if anything,
 		 * was already written while making room. */
 		aio_complete(aio);
 		return 0;
 	}
-	pthread_mutex_lock(&q->lock);
-	if (q->pending_tail)
-		q->pending_tail->next = aio;
-	else
-		q->pending_head = aio;
-	q->pending_tail = aio;
-	pthread_cond_signal(&q->work_cond);
-	pthread_mutex_unlock(&q->lock);
+	aio->wbc.done = aio_done;
+	aio->wbc.chan = q->chan;
+	/* Our own reference, so the completion thread cannot finish (and
+	 * free) the aio while its ioends are still being submitted. */
+	atomic_fetch_add(&aio->wbc.inflight, 1);
+	wtio_ioend_submit_deferred(&aio->wbc);
+	if (!q->chan) {
+		struct wtio_io_backend *be = &q->ctx->io;
+
+		while (atomic_load(&aio->wbc.inflight) > 1)
+			be->ops->reap(be, 1, NULL);
+	}
+	if (atomic_fetch_sub(&aio->wbc.inflight, 1) == 1)
+		aio_done(&aio->wbc);
 	return 0;
 }
 

@@ -204,8 +204,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	if (error) {
 		wtio_inode_record_error(inode, error);
 		wtio_stat_add(&ctx->st_wb_errors, 1);
-		if (wbc && !wbc->error)
-			wbc->error = error;
+		if (wbc)
+			wtio_wbc_set_error(wbc, error);
 	} else {
 		wtio_stat_add(&ctx->st_bytes_written, ioend->io_size);
 	}
@@ -246,7 +246,7 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 		wtio_folio_put(ctx, folio);
 	}
 	free(ioend);
-	if (wbc && --wbc->inflight == 0 && wbc->done)
+	if (wbc && atomic_fetch_sub(&wbc->inflight, 1) == 1 && wbc->done)
 		wbc->done(wbc);
 	wtio_cache_wake_space(ctx);
 	pthread_mutex_lock(&ctx->wb_lock);
@@ -303,10 +303,11 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 	req->off = ioend->io_offset + ioend->io_done;
 	req->iovcnt = ioend_rest(ioend);
 	req->iov = ioend->io_rest;
-	if (be->ops->submit(be, &r, 1) < 0)
+	wtio_stat_add(&ioend->io_inode->ctx->st_write_ios, 1);
+	if (ioend->io_wbc->chan)
+		be->ops->chan_submit(ioend->io_wbc->chan, &r, 1);
+	else if (be->ops->submit(be, &r, 1) < 0)
 		ioend_finish(ioend, -EIO);
-	else
-		wtio_stat_add(&ioend->io_inode->ctx->st_write_ios, 1);
 }
 
 int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
@@ -328,14 +329,21 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 		wbc->deferred = ioend;
 		return 0;
 	}
-	wbc->inflight++;
+	atomic_fetch_add(&wbc->inflight, 1);
+	wtio_stat_add(&wbc->ctx->st_write_ios, 1);
+	if (wbc->chan) {
+		/* Completed by the channel's reaper, maybe before this
+		 * returns: the ioend is not ours to touch any more. */
+		be->ops->chan_submit(wbc->chan, &r, 1);
+		return 0;
+	}
 	ret = be->ops->submit(be, &r, 1);
 	if (ret < 0) {
 		ioend_finish(ioend, ret);
 		return ret;
 	}
-	wtio_stat_add(&wbc->ctx->st_write_ios, 1);
-	while (wbc->max_inflight && wbc->inflight >= wbc->max_inflight)
+	while (wbc->max_inflight &&
+	       atomic_load(&wbc->inflight) >= wbc->max_inflight)
 		be->ops->reap(be, 1, NULL);
 	return 0;
 }
@@ -364,7 +372,7 @@ void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc)
 {
 	struct wtio_io_backend *be = &wbc->ctx->io;
 
-	while (wbc->inflight)
+	while (atomic_load(&wbc->inflight))
 		be->ops->reap(be, 1, NULL);
 }
 
@@ -425,8 +433,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 				folio->ifs_dirty |= run & redirty;
 				wtio_folio_set_flag(folio, FOLIO_ERROR);
 				wtio_inode_record_error(inode, -ENOMEM);
-				if (!wbc->error)
-					wbc->error = -ENOMEM;
+				wtio_wbc_set_error(wbc, -ENOMEM);
 				continue;
 			}
 			memset(io, 0, offsetof(struct wtio_ioend, io_vecs));
@@ -587,7 +594,7 @@ skip:
 	}
 	wtio_ioend_reap_all(&wbc);
 	free(v);
-	return wbc.error;
+	return atomic_load(&wbc.error);
 }
 
 void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,

@@ -204,8 +204,8 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	ret = wtio_writethrough_copy(file, iov, iovcnt, off, flags, &wbc,
 				     false, &extending);
 	wtio_ioend_reap_all(&wbc);
-	if (wbc.error)
-		return wbc.error;
+	if (atomic_load(&wbc.error))
+		return atomic_load(&wbc.error);
 	if (ret > 0 && (flags & WTIO_DSYNC)) {
 		err = extending ? wtio_dsync_finish(file->inode, off + ret) : 0;
 		if (err) {

@@ -351,15 +351,25 @@ struct wtio_ioend;
 struct wtio_wb_ctl {
 	struct wtio_ctx *ctx;
 	struct wtio_inode *inode;
-	unsigned int inflight;
+	/* ioends in flight. With a channel, its reaper thread completes
+	 * them while the submitter may still be submitting. */
+	_Atomic unsigned int inflight;
 	unsigned int max_inflight;	/* reap when reached; 0 = no limit */
-	int error;			/* first I/O error */
+	_Atomic int error;		/* first I/O error */
 	int rw_flags;			/* RWF_DSYNC for write-through DSYNC */
 	bool defer;			/* collect ioends, submit later */
 	struct wtio_ioend *deferred;
+	struct wtio_io_chan *chan;	/* submit here instead (queues) */
 	/* Called from the completion of the last ioend in flight. */
 	void (*done)(struct wtio_wb_ctl *wbc);
 };
+
+static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&wbc->error, &none, err);
+}
 
 /* Dirty (or write-through) folio, locked -> WRITEBACK: its dirty blocks
  * become wb_blocks, owned by the I/O. */
