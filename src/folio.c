@@ -118,10 +118,17 @@ void wtio_ifs_set_uptodate(struct wtio_inode *inode, struct wtio_folio *folio,
 			   uint64_t mask)
 {
 	uint64_t all = wtio_ifs_all(inode);
-	uint64_t up = atomic_fetch_or_explicit(&folio->ifs_uptodate, mask,
-					       memory_order_release) | mask;
+	uint64_t up = atomic_load_explicit(&folio->ifs_uptodate,
+					   memory_order_relaxed);
 
-	if ((up & all) == all)
+	/* Overwrites of cached data find the bits set: no locked
+	 * instruction then. The folio lock orders the data itself. */
+	if ((up & mask) != mask)
+		up = atomic_fetch_or_explicit(&folio->ifs_uptodate, mask,
+					      memory_order_release) | mask;
+	if ((up & all) == all &&
+	    !(atomic_load_explicit(&folio->state, memory_order_relaxed) &
+	      FOLIO_UPTODATE))
 		wtio_folio_set_flag(folio, FOLIO_UPTODATE);
 }
 

@@ -474,6 +474,7 @@ struct uring_chan {
 	struct wtio_io_chan chan;
 	struct wtio_io_backend *be;
 	struct io_uring ring;
+	bool fixed;		/* the arena is registered on this ring */
 	pthread_mutex_t sq_lock;
 };
 
@@ -494,6 +495,10 @@ static struct wtio_io_chan *uring_chan_open(struct wtio_io_backend *be,
 		return NULL;
 	}
 	uc->be = be;
+	if (((struct uring_dom *)be->private)->bufs)
+		uc->fixed = io_uring_register_buffers(&uc->ring,
+				((struct uring_dom *)be->private)->bufs,
+				((struct uring_dom *)be->private)->nr_bufs) == 0;
 	pthread_mutex_init(&uc->sq_lock, NULL);
 	return &uc->chan;
 }
@@ -527,7 +532,7 @@ static int uring_chan_submit(struct wtio_io_chan *chan,
 		}
 		if (!sqe)
 			break;
-		uring_prep(uc->be, false, sqe, reqs[i]);
+		uring_prep(uc->be, uc->fixed, sqe, reqs[i]);
 	}
 	queued = i;
 	do {
