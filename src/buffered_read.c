@@ -20,6 +20,8 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint32_t su = inode->geo.stripe_unit;
+	uint64_t dio_align = inode->geo.dio_offset_align ?
+			     inode->geo.dio_offset_align : 512;
 	struct iovec part[WTIO_IO_MAX_IOVECS];
 	size_t done = 0;
 
@@ -51,6 +53,21 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 			break;
 		wtio_stat_add(&ctx->st_bytes_read, (uint64_t)res);
 		done += (size_t)res;
+		/* A direct read that ends off an alignment boundary hit the
+		 * backing file's end (it can be shorter than i_size while
+		 * dirty data past it is cached): retrying from there would
+		 * be an unaligned direct read (-EINVAL). Keep what came
+		 * when it was under one unit, else go back to the last
+		 * aligned offset and read on from there. */
+		if ((uint64_t)(off + (off_t)done) % dio_align) {
+			size_t back = (size_t)((uint64_t)(off + (off_t)done) %
+					       dio_align);
+
+			if ((size_t)res <= back)
+				break;
+			done -= back;
+			res -= (ssize_t)back;
+		}
 		/* Advance the caller's iovecs past what was read. */
 		size_t skip = (size_t)res;
 

@@ -12,6 +12,10 @@
 
 #include "wtio_internal.h"
 
+/* 10 ms waits for a free folio, with no writeback in flight, before an
+ * allocation gives up with -ENOMEM. */
+#define WTIO_ALLOC_STALLS 300
+
 static uint64_t hash_key(const struct wtio_inode *inode, uint64_t index)
 {
 	uint64_t h = (uint64_t)(uintptr_t)inode * 0x9e3779b97f4a7c15ull;
@@ -323,6 +327,7 @@ static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx)
  */
 static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 {
+	unsigned int stalls = 0;
 	struct wtio_folio *f;
 
 	for (;;) {
@@ -332,6 +337,14 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		if (cache_reclaim(ctx, 32))
 			continue;
 		if (!wait)
+			return NULL;
+		/* Nothing under writeback and nothing reclaimable for a
+		 * long while: every folio is pinned or dirty with data the
+		 * disk refuses (FOLIO_ERROR, left to fsync). Waiting longer
+		 * would wait for ever: fail this allocation instead. */
+		if (atomic_load(&ctx->nr_writeback))
+			stalls = 0;
+		else if (++stalls > WTIO_ALLOC_STALLS)
 			return NULL;
 		wtio_writeback_kick(ctx);
 		pthread_mutex_lock(&ctx->space_lock);
@@ -436,7 +449,7 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 		if (!f) {
 			nf = folio_alloc(ctx, !nowait);
 			if (!nf)
-				return -EAGAIN;
+				return nowait ? -EAGAIN : -ENOMEM;
 			f = folio_insert(inode, index, nf);
 			if (f == nf) {
 				wtio_stat_add(&ctx->st_misses, 1);

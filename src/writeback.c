@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -167,6 +168,8 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 	int64_t dirty = atomic_load(&ctx->nr_dirty);
 	int64_t target = (ctx->dirty_background_folios +
 			  ctx->dirty_limit_folios) / 2;
+	int64_t last = INT64_MAX;
+	int idle = 0;
 
 	if (dirty <= ctx->dirty_background_folios)
 		return 0;
@@ -180,9 +183,19 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 	 * the two thresholds, as balance_dirty_pages does; the timed wait
 	 * only guards against a missed wake-up. */
 	pthread_mutex_lock(&ctx->wb_lock);
-	while (!ctx->wb_stop && atomic_load(&ctx->nr_dirty) > target) {
+	while (!ctx->wb_stop && (dirty = atomic_load(&ctx->nr_dirty)) > target) {
 		struct timespec ts;
 
+		/* Dirty data the flushers leave alone (its last write
+		 * failed; fsync retries it) never drains: stop waiting
+		 * when nothing is being written and nothing shrinks. */
+		if (!atomic_load(&ctx->nr_writeback) && dirty >= last) {
+			if (++idle > 4)
+				break;
+		} else {
+			idle = 0;
+		}
+		last = dirty;
 		ctx->wb_kicks++;
 		pthread_cond_broadcast(&ctx->wb_cond);
 		timespec_in(&ts, 50);
