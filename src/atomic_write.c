@@ -170,6 +170,17 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	} else {
 		pthread_rwlock_wrlock(&inode->i_rwsem);
 	}
+	/* Write-back data already dirty in the range's folios goes to disk
+	 * first: a dirty block only partly covered by the range (blocks can
+	 * be larger than the range) must not lose its other bytes, and a
+	 * failed atomic write, which sends readers to the disk, must find
+	 * the acknowledged data there. Nobody can dirty the range again
+	 * while we hold the file lock exclusively. */
+	ret = wtio_writeback_range(inode, off, off + (off_t)len, WB_SYNC, 0, 0);
+	if (ret) {
+		pthread_rwlock_unlock(&inode->i_rwsem);
+		goto out_free;
+	}
 	ret = atomic_copy(file, bounce, off, len, flags, v, &nr);
 	extending = !ret && off + (int64_t)len > wtio_inode_size(inode);
 	if (extending)

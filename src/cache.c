@@ -13,7 +13,8 @@
 #include "wtio_internal.h"
 
 /* 10 ms waits for a free folio, with no writeback in flight, before an
- * allocation gives up with -ENOMEM. */
+ * allocation gives up: 3 s, or 30 ms when no dirty folio is left that
+ * background writeback could clean. */
 #define WTIO_ALLOC_STALLS 300
 
 static uint64_t hash_key(const struct wtio_inode *inode, uint64_t index)
@@ -344,7 +345,8 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		 * would wait for ever: fail this allocation instead. */
 		if (atomic_load(&ctx->nr_writeback))
 			stalls = 0;
-		else if (++stalls > WTIO_ALLOC_STALLS)
+		else if ((stalls += wtio_nr_dirty_cleanable(ctx) ? 1 : 100) >
+			 WTIO_ALLOC_STALLS)
 			return NULL;
 		wtio_writeback_kick(ctx);
 		pthread_mutex_lock(&ctx->space_lock);
@@ -448,8 +450,12 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 		f = wtio_folio_lookup(inode, index);
 		if (!f) {
 			nf = folio_alloc(ctx, !nowait);
+			/* Full of data the disk refused: say so (-EIO), as
+			 * the write that cannot be cached is refused too. */
 			if (!nf)
-				return nowait ? -EAGAIN : -ENOMEM;
+				return nowait ? -EAGAIN :
+				       atomic_load(&ctx->nr_dirty_error) ? -EIO :
+				       -ENOMEM;
 			f = folio_insert(inode, index, nf);
 			if (f == nf) {
 				wtio_stat_add(&ctx->st_misses, 1);

@@ -365,6 +365,10 @@ int wtio_file_close(struct wtio_file *file)
 	atomic_store(&file->magic, WTIO_FILE_DEAD);
 	if ((file->oflags & O_ACCMODE) != O_RDONLY) {
 		ret = wtio_writeback_range(inode, 0, -1, WB_SYNC, 0, 0);
+		/* As fsync: I/O a flusher (or a queue) has in flight may
+		 * still extend the backing file by a block tail; the size
+		 * is fixed after it ends, or it would stay too long. */
+		wtio_wait_writeback_range(inode, 0, -1);
 		pthread_rwlock_rdlock(&inode->i_rwsem);
 		err = wtio_inode_sync_size(inode);
 		pthread_rwlock_unlock(&inode->i_rwsem);

@@ -99,6 +99,10 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	inode->nr_dirty++;
 	pthread_mutex_unlock(&inode->dirty_lock);
 	atomic_fetch_add(&ctx->nr_dirty, 1);
+	/* Its last write failed: only fsync retries it (see ioend_finish),
+	 * so it counts apart from the data the flushers can clean. */
+	if (old & FOLIO_ERROR)
+		atomic_fetch_add(&ctx->nr_dirty_error, 1);
 
 	/* Queued already: a flusher will find this folio on the list. One
 	 * that took the inode off the queue re-checks nr_dirty after its
@@ -125,19 +129,31 @@ static void dirty_list_del(struct wtio_inode *inode, struct wtio_folio *folio)
 	inode->nr_dirty--;
 }
 
-void wtio_folio_cancel_dirty(struct wtio_inode *inode,
-			     struct wtio_folio *folio)
+/* Clear DIRTY (and ERROR) and take the folio off the dirty list and the
+ * counts. Returns whether it was dirty. */
+static bool folio_clear_dirty(struct wtio_inode *inode,
+			      struct wtio_folio *folio)
 {
+	struct wtio_ctx *ctx = inode->ctx;
 	uint32_t old = atomic_fetch_and(&folio->state,
 					~(FOLIO_DIRTY | FOLIO_ERROR));
 
-	folio->ifs_dirty = 0;
 	if (!(old & FOLIO_DIRTY))
-		return;
+		return false;
 	pthread_mutex_lock(&inode->dirty_lock);
 	dirty_list_del(inode, folio);
 	pthread_mutex_unlock(&inode->dirty_lock);
-	atomic_fetch_sub(&inode->ctx->nr_dirty, 1);
+	atomic_fetch_sub(&ctx->nr_dirty, 1);
+	if (old & FOLIO_ERROR)
+		atomic_fetch_sub(&ctx->nr_dirty_error, 1);
+	return true;
+}
+
+void wtio_folio_cancel_dirty(struct wtio_inode *inode,
+			     struct wtio_folio *folio)
+{
+	folio->ifs_dirty = 0;
+	folio_clear_dirty(inode, folio);
 }
 
 void wtio_writeback_kick(struct wtio_ctx *ctx)
@@ -165,7 +181,7 @@ static void timespec_in(struct timespec *ts, uint64_t ms)
 
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 {
-	int64_t dirty = atomic_load(&ctx->nr_dirty);
+	int64_t dirty = wtio_nr_dirty_cleanable(ctx);
 	int64_t target = (ctx->dirty_background_folios +
 			  ctx->dirty_limit_folios) / 2;
 	int64_t last = INT64_MAX;
@@ -183,7 +199,8 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 	 * the two thresholds, as balance_dirty_pages does; the timed wait
 	 * only guards against a missed wake-up. */
 	pthread_mutex_lock(&ctx->wb_lock);
-	while (!ctx->wb_stop && (dirty = atomic_load(&ctx->nr_dirty)) > target) {
+	while (!ctx->wb_stop &&
+	       (dirty = wtio_nr_dirty_cleanable(ctx)) > target) {
 		struct timespec ts;
 
 		/* Dirty data the flushers leave alone (its last write
@@ -483,11 +500,7 @@ void wtio_folio_start_writeback(struct wtio_inode *inode,
 	struct wtio_ctx *ctx = inode->ctx;
 
 	wtio_folio_set_flag(folio, FOLIO_WRITEBACK);
-	atomic_fetch_and(&folio->state, ~(FOLIO_DIRTY | FOLIO_ERROR));
-	pthread_mutex_lock(&inode->dirty_lock);
-	dirty_list_del(inode, folio);
-	pthread_mutex_unlock(&inode->dirty_lock);
-	atomic_fetch_sub(&ctx->nr_dirty, 1);
+	folio_clear_dirty(inode, folio);
 	atomic_fetch_add(&ctx->nr_writeback, 1);
 	atomic_fetch_add(&inode->nr_writeback, 1);
 	folio->wb_blocks = folio->ifs_dirty;
@@ -685,7 +698,7 @@ static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
 	for (;;) {
 		uint64_t now = wtio_now_ns();
 		bool periodic = now >= ctx->wb_next_periodic;
-		bool over = atomic_load(&ctx->nr_dirty) >
+		bool over = wtio_nr_dirty_cleanable(ctx) >
 			    ctx->dirty_background_folios;
 
 		if (ctx->wb_stop)

@@ -109,6 +109,7 @@ struct wtio_ctx {
 
 	/* Dirty accounting and the flushers (writeback.c). */
 	_Atomic int64_t nr_dirty;
+	_Atomic int64_t nr_dirty_error;	/* dirty with FOLIO_ERROR: for fsync */
 	_Atomic int64_t nr_writeback;
 	int64_t dirty_background_folios;
 	int64_t dirty_limit_folios;
@@ -400,6 +401,13 @@ void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
 int wtio_fsync_file(struct wtio_file *file, bool datasync);
 int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 			 unsigned int flags);
+
+/* Dirty folios background writeback can clean: those whose last write
+ * failed wait for fsync and neither start writeback nor throttle. */
+static inline int64_t wtio_nr_dirty_cleanable(struct wtio_ctx *ctx)
+{
+	return atomic_load(&ctx->nr_dirty) - atomic_load(&ctx->nr_dirty_error);
+}
 
 /* ---- misc ---- */
 uint64_t wtio_now_ns(void);
