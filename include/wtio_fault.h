@@ -91,9 +91,10 @@ int wtio_fault_get_io(const struct wtio_fault *fault, uint64_t i,
 
 /*
  * Simulate a crash of the process using ctx: wait for I/O already
- * submitted, then free the context and its files without writing back
- * anything dirty and without fixing sizes. Every handle of ctx is invalid
- * afterwards. Meant for the fault backend, works with any.
+ * submitted, then free the context and its files, open handles included,
+ * without writing back anything dirty and without fixing sizes. Every
+ * handle of ctx is invalid afterwards. Meant for the fault backend, works
+ * with any.
  */
 void wtio_ctx_crash(struct wtio_ctx *ctx);
 

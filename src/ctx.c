@@ -165,8 +165,8 @@ static void ctx_free(struct wtio_ctx *ctx)
 	wtio_writeback_exit(ctx);
 	wtio_io_backend_exit(&ctx->io);
 	wtio_cache_exit(ctx);
-	while ((f = ctx->dead_files)) {
-		ctx->dead_files = f->next_dead;
+	while ((f = ctx->all_files)) {
+		ctx->all_files = f->next_all;
 		free(f);
 	}
 	pthread_mutex_destroy(&ctx->inodes_lock);
@@ -209,9 +209,7 @@ WTIO_EXPORT void wtio_ctx_crash(struct wtio_ctx *ctx)
 	ctx->inodes = NULL;
 	ctx->nr_files = 0;
 	pthread_mutex_unlock(&ctx->inodes_lock);
-	/* Handles still open are leaked on purpose: a crashed process never
-	 * closed them. Only the closed ones are ours to free. */
-	ctx->flushers = NULL;
+	/* Handles still open are freed with the context, unclosed. */
 	ctx_free(ctx);
 }
 

@@ -135,20 +135,35 @@ static int inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 	return 0;
 }
 
+/* A handle: a closed one again, or a new one. Every handle stays on
+ * ctx->all_files until the context goes, so that a closed (or, after a
+ * simulated crash, an abandoned) handle is never freed memory. */
 static struct wtio_file *file_alloc(struct wtio_ctx *ctx)
 {
 	struct wtio_file *file;
 
 	pthread_mutex_lock(&ctx->inodes_lock);
 	file = ctx->dead_files;
-	if (file)
+	if (file) {
 		ctx->dead_files = file->next_dead;
+	} else {
+		file = calloc(1, sizeof(*file));
+		if (file) {
+			file->next_all = ctx->all_files;
+			ctx->all_files = file;
+		}
+	}
 	pthread_mutex_unlock(&ctx->inodes_lock);
-	if (!file)
-		file = malloc(sizeof(*file));
-	if (file)
-		memset(file, 0, sizeof(*file));
 	return file;
+}
+
+/* Give back a handle that never became live. */
+static void file_free(struct wtio_ctx *ctx, struct wtio_file *file)
+{
+	pthread_mutex_lock(&ctx->inodes_lock);
+	file->next_dead = ctx->dead_files;
+	ctx->dead_files = file;
+	pthread_mutex_unlock(&ctx->inodes_lock);
 }
 
 int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
@@ -184,12 +199,15 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	}
 	ret = inode_get(ctx, fd, writable, &inode);
 	if (ret) {
-		free(file);
+		file_free(ctx, file);
 		return ret;
 	}
 	file->ctx = ctx;
 	file->inode = inode;
 	file->oflags = oflags;
+	file->next_dead = NULL;
+	atomic_store(&file->ra_next, 0);
+	atomic_store(&file->ra_window, 0);
 	file->default_flags = default_flags;
 	if (oflags & (O_DSYNC | O_SYNC))
 		file->default_flags |= WTIO_DSYNC;

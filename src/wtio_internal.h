@@ -130,6 +130,7 @@ struct wtio_ctx {
 	struct wtio_inode *inodes;
 	uint64_t nr_files;
 	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */
+	struct wtio_file *all_files;	/* every handle, freed with the ctx */
 
 	/* Counters. */
 	_Atomic uint64_t st_hits, st_misses, st_readahead, st_bytes_read,
@@ -191,6 +192,7 @@ struct wtio_file {
 	_Atomic int64_t ra_next;	/* where a sequential read would go */
 	_Atomic uint32_t ra_window;	/* bytes */
 	struct wtio_file *next_dead;
+	struct wtio_file *next_all;
 };
 
 /* ---- folio.c ---- */

@@ -11,17 +11,6 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-/*
- * wtio_ctx_crash() leaks the handles still open, on purpose (a crashed
- * process never closed them; wtio_fault.h: "Every handle of ctx is
- * invalid afterwards"). Tell LeakSanitizer, for this program only.
- */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:wtio_file_open\n";
-}
-
 #define FILE_MAX (768u << 10)
 #define MAX_W 256
 #define MAX_SYNC 8

@@ -14,14 +14,6 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-/* wtio_ctx_crash() leaks the handles still open, on purpose (a crashed
- * process never closed them). Tell LeakSanitizer, for this program only. */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
-{
-	return "leak:wtio_file_open\n";
-}
-
 #define NWRITES	80
 #define MAXSZ	(512 * 1024)
 
