@@ -476,6 +476,11 @@ struct uring_chan {
 	struct io_uring ring;
 	bool fixed;		/* the arena is registered on this ring */
 	pthread_mutex_t sq_lock;
+	/* Released by submitters after their requests are filled in,
+	 * acquired by the reaper before it reads a completed request: the
+	 * real ordering goes through the kernel's ring, which
+	 * ThreadSanitizer cannot see. */
+	_Atomic uint64_t published;
 };
 
 static struct wtio_io_chan *uring_chan_open(struct wtio_io_backend *be,
@@ -521,6 +526,8 @@ static int uring_chan_submit(struct wtio_io_chan *chan,
 		while (!(sqe = io_uring_get_sqe(&uc->ring))) {
 			/* A full SQ drains into the kernel; the CQ does not
 			 * drop completions (IORING_FEAT_NODROP). */
+			atomic_fetch_add_explicit(&uc->published, 1,
+						  memory_order_release);
 			ret = io_uring_submit(&uc->ring);
 			if (ret >= 0 || ret == -EINTR)
 				continue;
@@ -535,6 +542,7 @@ static int uring_chan_submit(struct wtio_io_chan *chan,
 		uring_prep(uc->be, uc->fixed, sqe, reqs[i]);
 	}
 	queued = i;
+	atomic_fetch_add_explicit(&uc->published, 1, memory_order_release);
 	do {
 		ret = io_uring_submit(&uc->ring);
 	} while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
@@ -560,6 +568,8 @@ static int uring_chan_reap(struct wtio_io_chan *chan, unsigned int min,
 			int res = cqe->res;
 
 			io_uring_cqe_seen(&uc->ring, cqe);
+			(void)atomic_load_explicit(&uc->published,
+						   memory_order_acquire);
 			req->end_io(req, res);
 			n++;
 		}

@@ -718,6 +718,14 @@ static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
 		if (periodic)
 			ctx->wb_next_periodic = now +
 				ctx->cfg.writeback_interval_ms * 1000000ull;
+		/* A kick that finds nothing queued is spent: dirtying later
+		 * must not start a pass below the background threshold. An
+		 * inode a flusher is busy with comes back on the list when
+		 * it still has dirty data. */
+		if (!ctx->wb_dirty_head) {
+			ctx->wb_kicks = 0;
+			atomic_store(&ctx->wb_kick_pending, false);
+		}
 		struct timespec ts;
 
 		timespec_in(&ts, ctx->cfg.writeback_interval_ms);

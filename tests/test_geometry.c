@@ -15,6 +15,7 @@
  * path, including SIGTERM from the test harness.
  */
 #include "geometry.h"
+#include "xfs_loop.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -156,74 +157,7 @@ static void test_local(void)
 	}
 }
 
-/* ---- Part 2: a striped XFS image on a loop device. ---- */
-
-static char dir[64];
-static char img[128];
-static char mnt[128];
-static char loopdev[64];
-static int mounted;
-
-static int run(const char *cmd)
-{
-	int st;
-
-	printf("+ %s\n", cmd);
-	fflush(stdout);
-	st = system(cmd);
-	if (st == -1)
-		return -1;
-	if (WIFEXITED(st))
-		return WEXITSTATUS(st);
-	return 128;
-}
-
-static void cleanup(void)
-{
-	char cmd[512];
-
-	if (mounted) {
-		snprintf(cmd, sizeof(cmd), "umount '%s'", mnt);
-		if (run(cmd) != 0) {
-			snprintf(cmd, sizeof(cmd), "umount -l '%s'", mnt);
-			run(cmd);
-		}
-		mounted = 0;
-	}
-	if (loopdev[0]) {
-		snprintf(cmd, sizeof(cmd), "losetup -d '%s'", loopdev);
-		run(cmd);
-		loopdev[0] = '\0';
-	}
-	if (img[0]) {
-		unlink(img);
-		img[0] = '\0';
-	}
-	if (mnt[0]) {
-		rmdir(mnt);
-		mnt[0] = '\0';
-	}
-	if (dir[0]) {
-		rmdir(dir);
-		dir[0] = '\0';
-	}
-}
-
-static void on_signal(int sig)
-{
-	/* Not async-signal-safe, but leaving a mount behind is worse. */
-	cleanup();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-static int have_cmd(const char *name)
-{
-	char cmd[256];
-
-	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
-	return system(cmd) == 0;
-}
+/* ---- Part 2: a striped XFS image on a loop device (xfs_loop.h). ---- */
 
 /* Probe a file on the mounted image and do one O_DIRECT write with the
  * reported alignment. */
@@ -234,7 +168,7 @@ static void check_striped(const char *label)
 	void *buf = NULL;
 	int fd, ret;
 
-	snprintf(path, sizeof(path), "%s/file", mnt);
+	snprintf(path, sizeof(path), "%s/file", xl.mnt);
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_DIRECT | O_CLOEXEC,
 		  0644);
 	CHECK(fd >= 0, label);
@@ -265,7 +199,7 @@ static void check_striped(const char *label)
 	unlink(path);
 
 	/* The directory gives the same stripe. */
-	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(xl.mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd >= 0) {
 		ret = wtio_geometry_probe(fd, &g);
 		CHECK(ret == 0 && g.stripe_unit == 65536 &&
@@ -277,104 +211,42 @@ static void check_striped(const char *label)
 /* Returns 0 done, SKIP with a printed reason when it cannot run here. */
 static int test_xfs_loop(void)
 {
-	char cmd[512];
-	FILE *p;
-	int fd;
+	int fd, ret;
 
-	if (geteuid() != 0) {
-		printf("SKIP: not root, cannot mount a loop device\n");
+	ret = xl_make("geometry", "-d su=64k,sw=4");
+	if (ret == XL_SKIP) {
+		printf("SKIP: %s\n", xl.why);
 		return SKIP;
 	}
-	if (access("/dev/loop-control", F_OK) != 0 &&
-	    access("/dev/loop0", F_OK) != 0) {
-		printf("SKIP: no loop devices (/dev/loop-control missing)\n");
-		return SKIP;
-	}
-	if (!have_cmd("mkfs.xfs") || !have_cmd("losetup") ||
-	    !have_cmd("mount") || !have_cmd("umount")) {
-		printf("SKIP: mkfs.xfs (xfsprogs), losetup or mount missing\n");
-		return SKIP;
-	}
-
-	snprintf(dir, sizeof(dir), "/tmp/wtio-geometry-XXXXXX");
-	if (!mkdtemp(dir)) {
-		dir[0] = '\0';
-		perror("mkdtemp");
-		failures++;
-		return 0;
-	}
-	snprintf(img, sizeof(img), "%s/xfs.img", dir);
-	snprintf(mnt, sizeof(mnt), "%s/mnt", dir);
-	if (mkdir(mnt, 0755) != 0) {
-		mnt[0] = '\0';
-		perror("mkdir");
-		failures++;
-		return 0;
-	}
-	/* Sparse; XFS needs a 64 MiB log, so 300 MiB is not enough. */
-	fd = open(img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, 1024LL << 20) != 0) {
-		perror(img);
-		if (fd >= 0)
-			close(fd);
-		failures++;
-		return 0;
-	}
-	close(fd);
-
-	snprintf(cmd, sizeof(cmd), "mkfs.xfs -f -q -d su=64k,sw=4 '%s'", img);
-	if (run(cmd) != 0) {
-		fprintf(stderr, "FAIL: mkfs.xfs failed\n");
+	if (ret != XL_OK) {
+		fprintf(stderr, "FAIL: %s\n", xl.why);
 		failures++;
 		return 0;
 	}
 
 	/* 1: mount -o loop. */
-	snprintf(cmd, sizeof(cmd), "mount -t xfs -o loop '%s' '%s'", img, mnt);
-	if (run(cmd) != 0) {
-		printf("SKIP: cannot mount an XFS image here (mount -o loop "
-		       "failed: no privilege, no loop device or no XFS)\n");
+	ret = xl_mount_loop();
+	if (ret != XL_OK) {
+		printf("SKIP: %s\n", xl.why);
 		return SKIP;
 	}
-	mounted = 1;
 	check_striped("xfs via mount -o loop");
-	snprintf(cmd, sizeof(cmd), "umount '%s'", mnt);
-	if (run(cmd) != 0) {
-		fprintf(stderr, "FAIL: umount\n");
+	if (xl_umount() != XL_OK) {
+		fprintf(stderr, "FAIL: %s\n", xl.why);
 		failures++;
 		return 0;
 	}
-	mounted = 0;
 
 	/* 2: losetup --direct-io=on, then mount the loop device. */
-	snprintf(cmd, sizeof(cmd),
-		 "losetup --find --show --direct-io=on '%s'", img);
-	printf("+ %s\n", cmd);
-	fflush(stdout);
-	p = popen(cmd, "r");
-	if (p) {
-		if (!fgets(loopdev, sizeof(loopdev), p))
-			loopdev[0] = '\0';
-		if (pclose(p) != 0)
-			loopdev[0] = '\0';
-		loopdev[strcspn(loopdev, "\n")] = '\0';
-	}
-	if (strncmp(loopdev, "/dev/", 5) != 0) {
-		loopdev[0] = '\0';
-		printf("SKIP: losetup --direct-io=on failed\n");
+	ret = xl_mount_dio();
+	if (ret != XL_OK) {
+		printf("SKIP: %s\n", xl.why);
 		return SKIP;
 	}
-	snprintf(cmd, sizeof(cmd), "mount -t xfs '%s' '%s'", loopdev, mnt);
-	if (run(cmd) != 0) {
-		fprintf(stderr, "FAIL: mount %s\n", loopdev);
-		failures++;
-		return 0;
-	}
-	mounted = 1;
 	check_striped("xfs via losetup --direct-io=on");
 
 	/* The loop block device itself: sane, and no XFS stripe. */
-	fd = open(loopdev, O_RDONLY | O_CLOEXEC);
+	fd = open(xl.loopdev, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		struct wtio_geometry g;
 
@@ -392,13 +264,10 @@ int main(void)
 	int ret;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
 
 	test_local();
 	ret = test_xfs_loop();
-	cleanup();
+	xl_cleanup();
 
 	if (failures) {
 		fprintf(stderr, "%d check(s) failed\n", failures);

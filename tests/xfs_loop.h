@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * xfs_loop.h - make and mount an XFS image on a loop device, for tests
+ * that need a real XFS (stripe geometry, RWF_ATOMIC).
+ *
+ * One image per program (the state is global so that the signal handlers
+ * and the atexit hook can undo it): a sparse file in a fresh directory
+ * /tmp/wtio-<tag>-XXXXXX, mkfs.xfs with the given -d options, mounted on
+ * <dir>/mnt either with "mount -o loop" or over "losetup --direct-io=on".
+ * Everything mounted or attached is undone on every path: xl_cleanup() at
+ * the end, at exit() (a failed CHECK), and on SIGTERM/SIGINT/SIGHUP.
+ *
+ * Every function that can fail returns XL_OK, XL_SKIP (cannot run here;
+ * the reason is in xl.why) or XL_FAIL (a real failure; reason in xl.why).
+ * The caller decides how to report: a skip prints "SKIP: <why>" or
+ * "skipped part X: <why>" and exits 77 only if nothing else ran.
+ */
+#ifndef WTIO_TEST_XFS_LOOP_H
+#define WTIO_TEST_XFS_LOOP_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define XL_OK 0
+#define XL_SKIP 77
+#define XL_FAIL (-1)
+
+static struct {
+	char dir[64];
+	char img[128];
+	char mnt[128];
+	char loopdev[64];
+	int mounted;
+	int hooks;
+	char why[256];
+} xl;
+
+static inline int xl_run(const char *cmd)
+{
+	int st;
+
+	printf("+ %s\n", cmd);
+	fflush(stdout);
+	st = system(cmd);
+	if (st == -1)
+		return -1;
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 128;
+}
+
+static inline int xl_set(int ret, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static inline int xl_set(int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(xl.why, sizeof(xl.why), fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+/* Unmount the image (lazily if busy); keeps image and directory. */
+static inline int xl_umount(void)
+{
+	char cmd[512];
+	int ret = XL_OK;
+
+	if (xl.mounted) {
+		snprintf(cmd, sizeof(cmd), "umount '%s'", xl.mnt);
+		if (xl_run(cmd) != 0) {
+			snprintf(cmd, sizeof(cmd), "umount -l '%s'", xl.mnt);
+			xl_run(cmd);
+			ret = xl_set(XL_FAIL, "umount %s failed (busy?)", xl.mnt);
+		}
+		xl.mounted = 0;
+	}
+	if (xl.loopdev[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d '%s'", xl.loopdev);
+		if (xl_run(cmd) != 0 && ret == XL_OK)
+			ret = xl_set(XL_FAIL, "losetup -d %s failed", xl.loopdev);
+		xl.loopdev[0] = '\0';
+	}
+	return ret;
+}
+
+/* Undo everything: unmount, detach, remove image and directories. */
+static inline void xl_cleanup(void)
+{
+	xl_umount();
+	if (xl.img[0]) {
+		unlink(xl.img);
+		xl.img[0] = '\0';
+	}
+	if (xl.mnt[0]) {
+		rmdir(xl.mnt);
+		xl.mnt[0] = '\0';
+	}
+	if (xl.dir[0]) {
+		rmdir(xl.dir);
+		xl.dir[0] = '\0';
+	}
+}
+
+static inline void xl_on_signal(int sig)
+{
+	/* Not async-signal-safe, but leaving a mount behind is worse. */
+	xl_cleanup();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static inline void xl_hooks(void)
+{
+	if (xl.hooks)
+		return;
+	xl.hooks = 1;
+	atexit(xl_cleanup);
+	signal(SIGTERM, xl_on_signal);
+	signal(SIGINT, xl_on_signal);
+	signal(SIGHUP, xl_on_signal);
+}
+
+static inline int xl_have_cmd(const char *name)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "command -v %s >/dev/null 2>&1", name);
+	return system(cmd) == 0;
+}
+
+/* Can an XFS image be made and mounted here at all? */
+static inline int xl_check_env(void)
+{
+	if (geteuid() != 0)
+		return xl_set(XL_SKIP, "not root, cannot mount a loop device");
+	if (access("/dev/loop-control", F_OK) != 0 &&
+	    access("/dev/loop0", F_OK) != 0)
+		return xl_set(XL_SKIP,
+			      "no loop devices (/dev/loop-control missing)");
+	if (!xl_have_cmd("mkfs.xfs") || !xl_have_cmd("losetup") ||
+	    !xl_have_cmd("mount") || !xl_have_cmd("umount"))
+		return xl_set(XL_SKIP,
+			      "mkfs.xfs (xfsprogs), losetup or mount missing");
+	return XL_OK;
+}
+
+/*
+ * Check the environment, then make a sparse 1 GiB image in a fresh
+ * /tmp/wtio-<tag>-XXXXXX and run "mkfs.xfs -f -q <mkfs_opts>" on it
+ * (e.g. "-d su=64k,sw=4").
+ */
+static inline int xl_make(const char *tag, const char *mkfs_opts)
+{
+	char cmd[512];
+	int fd, ret;
+
+	ret = xl_check_env();
+	if (ret != XL_OK)
+		return ret;
+	xl_hooks();
+	snprintf(xl.dir, sizeof(xl.dir), "/tmp/wtio-%s-XXXXXX", tag);
+	if (!mkdtemp(xl.dir)) {
+		xl.dir[0] = '\0';
+		return xl_set(XL_FAIL, "mkdtemp: %s", strerror(errno));
+	}
+	snprintf(xl.img, sizeof(xl.img), "%s/xfs.img", xl.dir);
+	snprintf(xl.mnt, sizeof(xl.mnt), "%s/mnt", xl.dir);
+	if (mkdir(xl.mnt, 0755) != 0) {
+		xl.mnt[0] = '\0';
+		return xl_set(XL_FAIL, "mkdir mount point: %s", strerror(errno));
+	}
+	/* Sparse; XFS needs a 64 MiB log, so 300 MiB is not enough. */
+	fd = open(xl.img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, 1024LL << 20) != 0) {
+		ret = errno;
+		if (fd >= 0)
+			close(fd);
+		return xl_set(XL_FAIL, "create image %s: %s", xl.img,
+			      strerror(ret));
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "mkfs.xfs -f -q %s '%s'", mkfs_opts,
+		 xl.img);
+	if (xl_run(cmd) != 0)
+		return xl_set(XL_FAIL, "mkfs.xfs %s failed", mkfs_opts);
+	return XL_OK;
+}
+
+/* Mount the image with "mount -o loop" (the loop device auto-clears). */
+static inline int xl_mount_loop(void)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "mount -t xfs -o loop '%s' '%s'", xl.img,
+		 xl.mnt);
+	if (xl_run(cmd) != 0)
+		return xl_set(XL_SKIP, "cannot mount an XFS image here (mount "
+			      "-o loop failed: no privilege, no loop device or "
+			      "no XFS)");
+	xl.mounted = 1;
+	return XL_OK;
+}
+
+/* Attach the image with "losetup --direct-io=on" and mount the device. */
+static inline int xl_mount_dio(void)
+{
+	char cmd[512];
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "losetup --find --show --direct-io=on '%s'", xl.img);
+	printf("+ %s\n", cmd);
+	fflush(stdout);
+	p = popen(cmd, "r");
+	if (p) {
+		if (!fgets(xl.loopdev, sizeof(xl.loopdev), p))
+			xl.loopdev[0] = '\0';
+		if (pclose(p) != 0)
+			xl.loopdev[0] = '\0';
+		xl.loopdev[strcspn(xl.loopdev, "\n")] = '\0';
+	}
+	if (strncmp(xl.loopdev, "/dev/", 5) != 0) {
+		xl.loopdev[0] = '\0';
+		return xl_set(XL_SKIP, "losetup --direct-io=on failed");
+	}
+	snprintf(cmd, sizeof(cmd), "mount -t xfs '%s' '%s'", xl.loopdev,
+		 xl.mnt);
+	if (xl_run(cmd) != 0)
+		return xl_set(XL_SKIP, "cannot mount XFS from %s", xl.loopdev);
+	xl.mounted = 1;
+	return XL_OK;
+}
+
+/* xl_make + xl_mount_dio: a mounted striped (or not) XFS, or why not. */
+static inline int xl_setup(const char *tag, const char *mkfs_opts)
+{
+	int ret = xl_make(tag, mkfs_opts);
+
+	if (ret == XL_OK)
+		ret = xl_mount_dio();
+	if (ret != XL_OK)
+		xl_cleanup();
+	return ret;
+}
+
+/* "<mnt>/<name>" into buf. */
+static inline const char *xl_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", xl.mnt, name);
+	return buf;
+}
+
+#endif /* WTIO_TEST_XFS_LOOP_H */
