@@ -33,8 +33,10 @@ struct wtio_fault_rule {
 	off_t start, end;	/* only I/Os overlapping [start, end); end 0 = no limit */
 	int error;		/* positive errno to fail with (EIO, ENOSPC), or 0 */
 	uint32_t short_bytes;	/* error == 0: complete only this many bytes
-				 * (a short I/O; 0 = half the I/O, block rounded) */
-	uint32_t delay_us;	/* delay before doing the I/O (with or without error) */
+				 * (a short I/O; 0 = half the I/O, rounded down
+				 * to 512 bytes, at least 512) */
+	uint32_t delay_us;	/* delay before doing the I/O; with error 0 and
+				 * short_bytes 0 a rule is a pure delay */
 };
 
 /* A new recorder with no rules. Returns NULL on allocation failure. */

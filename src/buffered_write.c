@@ -120,10 +120,9 @@ unlock:
 	pthread_rwlock_unlock(&inode->i_rwsem);
 	if (done && (flags & WTIO_DONTCACHE)) {
 		/* Start writeback of the range at once; the folios leave
-		 * the cache as their I/O completes. Completions are reaped
-		 * by the submitter, so "start" is "do" here. An I/O error
-		 * stays with the folios and is reported by fsync. */
-		wtio_writeback_range(inode, off, off + (off_t)done, WB_SYNC,
+		 * the cache as their I/O completes. An I/O error stays with
+		 * the folios and is reported by fsync. */
+		wtio_writeback_range(inode, off, off + (off_t)done, WB_ASYNC,
 				     0, 0);
 	} else if (done) {
 		wtio_balance_dirty(ctx, nowait);

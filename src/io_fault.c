@@ -407,11 +407,14 @@ static ssize_t fault_exec(struct wtio_io_backend *be,
 		goto record;
 	}
 
-	n = hit.short_bytes ? hit.short_bytes : (len / 2) & ~(size_t)4095;
+	/* Half, at a 512-byte boundary, but never nothing: a real device
+	 * never returns 0 bytes inside the file, which a reader must take
+	 * for end of file. */
+	n = hit.short_bytes ? hit.short_bytes : (len / 2) & ~(size_t)511;
+	if (!n)
+		n = len > 512 ? 512 : len;
 	if (n > len)
 		n = len;
-	if (!n)
-		return 0;
 	for (j = 0, left = n; j < req->iovcnt && left; j++) {
 		vec[j] = req->iov[j];
 		if (vec[j].iov_len > left)

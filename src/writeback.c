@@ -542,28 +542,54 @@ static int wb_collect(struct wtio_inode *inode, uint64_t first, uint64_t last,
 	return n;
 }
 
+/* The last ioend of a started (WB_ASYNC) pass completed. */
+static void wb_async_done(struct wtio_wb_ctl *wbc)
+{
+	struct wtio_ctx *ctx = wbc->ctx;
+
+	free(wbc);
+	atomic_fetch_sub(&ctx->wb_chan_users, 1);
+}
+
 int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			 enum wtio_wb_mode mode, uint64_t nr_to_write,
 			 uint64_t expired_before)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	struct wtio_wb_ctl wbc = { .ctx = ctx, .inode = inode,
-				   .max_inflight = WB_DEPTH };
+	struct wtio_wb_ctl local = { .ctx = ctx, .inode = inode,
+				     .max_inflight = WB_DEPTH };
+	struct wtio_wb_ctl *wbc = &local;
 	uint64_t first = (uint64_t)start >> ctx->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
 		(uint64_t)(end - 1) >> ctx->folio_shift;
-	/* A sync pass writes what was dirty when it began, so that writers
-	 * dirtying more cannot keep it going forever. */
+	/* A sync or started pass writes what was dirty when it began, so
+	 * that writers dirtying more cannot keep it going forever. */
 	uint64_t cutoff = expired_before ? expired_before :
-		(mode == WB_SYNC ? wtio_now_ns() + 1 : 0);
+		(mode != WB_BACKGROUND ? wtio_now_ns() + 1 : 0);
 	struct wtio_folio **v;
 	uint64_t written = 0;
+	int ret;
 
 	if (end >= 0 && end <= start)
 		return 0;
 	v = malloc(WB_BATCH * sizeof(*v));
 	if (!v)
 		return -ENOMEM;
+	if (mode == WB_ASYNC && ctx->wb_chan) {
+		/* Submitted here, completed by the context's completion
+		 * thread, like the kernel's WB_SYNC_NONE from the caller. */
+		wbc = calloc(1, sizeof(*wbc));
+		if (!wbc) {
+			free(v);
+			return -ENOMEM;
+		}
+		wbc->ctx = ctx;
+		wbc->inode = inode;
+		wbc->chan = ctx->wb_chan;
+		wbc->done = wb_async_done;
+		atomic_fetch_add(&wbc->inflight, 1);	/* ours, until done */
+		atomic_fetch_add(&ctx->wb_chan_users, 1);
+	}
 	for (;;) {
 		struct wtio_ioend *cur = NULL;
 		uint64_t done_before = written;
@@ -585,10 +611,10 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 				/* Never sleep holding writeback that only
 				 * this thread's reaping can end. */
 				if (cur) {
-					wtio_ioend_submit(&wbc, cur);
+					wtio_ioend_submit(wbc, cur);
 					cur = NULL;
 				}
-				wtio_ioend_reap_all(&wbc);
+				wtio_ioend_reap_all(wbc);
 				wtio_folio_lock(f);
 			}
 			if (atomic_load(&f->inode) != inode)
@@ -604,7 +630,7 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 				goto unlock;
 			wtio_folio_start_writeback(inode, f);
 			wtio_folio_unlock(f);
-			wtio_ioend_add_folio(&wbc, &cur, f, ~0ull);
+			wtio_ioend_add_folio(wbc, &cur, f, ~0ull);
 			written++;
 			goto skip;
 unlock:
@@ -613,14 +639,21 @@ skip:
 			wtio_folio_put(ctx, f);
 		}
 		if (cur)
-			wtio_ioend_submit(&wbc, cur);
+			wtio_ioend_submit(wbc, cur);
 		if (written == done_before ||
 		    (nr_to_write && written >= nr_to_write))
 			break;
 	}
-	wtio_ioend_reap_all(&wbc);
 	free(v);
-	return atomic_load(&wbc.error);
+	if (wbc->chan) {
+		/* Errors of started writeback reach fsync through errseq. */
+		if (atomic_fetch_sub(&wbc->inflight, 1) == 1)
+			wbc->done(wbc);
+		return 0;
+	}
+	wtio_ioend_reap_all(wbc);
+	ret = atomic_load(&wbc->error);
+	return ret;
 }
 
 void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
@@ -681,7 +714,9 @@ int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 	if (flags & WTIO_SYNC_RANGE_WAIT_BEFORE)
 		wtio_wait_writeback_range(inode, off, end);
 	if (flags & WTIO_SYNC_RANGE_WRITE)
-		ret = wtio_writeback_range(inode, off, end, WB_SYNC, 0, 0);
+		ret = wtio_writeback_range(inode, off, end,
+				(flags & WTIO_SYNC_RANGE_WAIT_AFTER) ?
+				WB_SYNC : WB_ASYNC, 0, 0);
 	if (flags & WTIO_SYNC_RANGE_WAIT_AFTER)
 		wtio_wait_writeback_range(inode, off, end);
 	return ret;
@@ -771,6 +806,19 @@ void wtio_writeback_detach_inode(struct wtio_inode *inode)
 	pthread_mutex_unlock(&ctx->wb_lock);
 }
 
+/* Completes started writeback (WB_ASYNC) submitted on the context's
+ * channel; stays until the last such pass is done. */
+static void *wb_completion_main(void *arg)
+{
+	struct wtio_ctx *ctx = arg;
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+
+	while (!atomic_load(&ctx->wb_chan_stop) ||
+	       atomic_load(&ctx->wb_chan_users))
+		ctx->io.ops->chan_reap(ctx->wb_chan, 1, &ts);
+	return NULL;
+}
+
 int wtio_writeback_init(struct wtio_ctx *ctx)
 {
 	uint32_t i;
@@ -800,6 +848,17 @@ int wtio_writeback_init(struct wtio_ctx *ctx)
 		}
 	}
 	ctx->nr_flushers_running = ctx->cfg.nr_flushers;
+	if (ctx->io.ops->chan_open) {
+		ctx->wb_chan = ctx->io.ops->chan_open(&ctx->io, 256, &ret);
+		if (ctx->wb_chan &&
+		    pthread_create(&ctx->wb_chan_thread, NULL,
+				   wb_completion_main, ctx)) {
+			ctx->io.ops->chan_close(ctx->wb_chan);
+			ctx->wb_chan = NULL;
+		}
+		/* Without a channel, started writeback is done in full by
+		 * the caller: slower, still correct. */
+	}
 	return 0;
 }
 
@@ -816,6 +875,12 @@ void wtio_writeback_exit(struct wtio_ctx *ctx)
 	pthread_mutex_unlock(&ctx->wb_lock);
 	for (i = 0; i < ctx->nr_flushers_running; i++)
 		pthread_join(ctx->flushers[i], NULL);
+	if (ctx->wb_chan) {
+		atomic_store(&ctx->wb_chan_stop, true);
+		pthread_join(ctx->wb_chan_thread, NULL);
+		ctx->io.ops->chan_close(ctx->wb_chan);
+		ctx->wb_chan = NULL;
+	}
 	free(ctx->flushers);
 	ctx->flushers = NULL;
 	ctx->nr_flushers_running = 0;

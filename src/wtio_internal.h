@@ -122,6 +122,11 @@ struct wtio_ctx {
 	_Atomic bool wb_kick_pending;	/* a kick no flusher has taken yet */
 	pthread_cond_t wb_idle_cond;	/* an inode's wb_busy dropped */
 	uint64_t wb_next_periodic;
+	/* Started writeback: a channel and the thread that completes it. */
+	struct wtio_io_chan *wb_chan;
+	pthread_t wb_chan_thread;
+	_Atomic uint64_t wb_chan_users;	/* WB_ASYNC passes not done */
+	_Atomic bool wb_chan_stop;
 	pthread_t *flushers;
 	uint32_t nr_flushers_running;
 
@@ -346,7 +351,11 @@ void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
 /* Wake flushers. */
 void wtio_writeback_kick(struct wtio_ctx *ctx);
-enum wtio_wb_mode { WB_BACKGROUND, WB_SYNC };
+/* WB_BACKGROUND: flushers, skip what is busy. WB_SYNC: wait for every
+ * folio and its I/O. WB_ASYNC: like background, but submitted to the
+ * context's channel and not waited for (sync_file_range WRITE, and
+ * drop-behind writes: "start writeback"). */
+enum wtio_wb_mode { WB_BACKGROUND, WB_SYNC, WB_ASYNC };
 
 /* One caller's batch of ioends: a flusher pass, fsync, or a
  * write-through write (sync or queued). */
