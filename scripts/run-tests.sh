@@ -9,6 +9,7 @@
 #   plain  build/       default options, every test suite
 #   asan   build-asan/  AddressSanitizer + UBSan, debug, every test suite
 #   tsan   build-tsan/  ThreadSanitizer (clang), debug, suite 'concurrency'
+#   fuzz   build-fuzz/  libFuzzer over the public API, WTIO_FUZZ_SECONDS (30)
 #
 # --quick (or WTIO_TEST_SANITIZERS=0) runs only the plain pass.
 # Results are counted from each build's meson-logs/testlog.json; the last
@@ -208,6 +209,16 @@ if [ "$quick" = 0 ]; then
 		-Db_sanitize=thread -Db_lundef=false -Dbuildtype=debug
 	test_wrap=()
 	unset TSAN_OPTIONS
+
+	# A short, bounded libFuzzer run over the public API (issue #5);
+	# scripts/fuzz.sh SECONDS runs a longer one.
+	note "fuzz: ${WTIO_FUZZ_SECONDS:-30} s of fuzz/fuzz_api"
+	if "$ROOT/scripts/fuzz.sh" "${WTIO_FUZZ_SECONDS:-30}"; then
+		add_counts fuzz 1 0 0
+	else
+		add_counts fuzz 0 1 0
+		summary+=("  FAILED  fuzz_api: a finding or a build failure (see build-fuzz/)")
+	fi
 fi
 
 echo
