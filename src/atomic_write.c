@@ -89,9 +89,7 @@ static int atomic_copy(struct wtio_file *file, const char *bounce, off_t off,
 		 * write waits for the atomic I/O, so the disk sees the
 		 * writes in the cache's order. Dirty blocks of the folio
 		 * outside the range stay dirty for the flushers. */
-		wtio_folio_set_flag(f, FOLIO_WRITEBACK);
-		atomic_fetch_add(&ctx->nr_writeback, 1);
-		atomic_fetch_add(&inode->nr_writeback, 1);
+		wtio_folio_set_writeback(inode, f);
 		wtio_folio_unlock(f);
 		v[(*nr)++] = f;
 		done += to - from;
@@ -123,9 +121,7 @@ static void atomic_end(struct wtio_inode *inode, struct wtio_folio **v,
 				~wtio_ifs_mask(inode, (uint32_t)from,
 					       (uint32_t)to));
 		}
-		atomic_fetch_sub(&ctx->nr_writeback, 1);
-		atomic_fetch_sub(&inode->nr_writeback, 1);
-		wtio_folio_end_writeback(f);
+		wtio_folio_finish_writeback(inode, f);
 		if (!error && wtio_folio_test(f, FOLIO_DROPBEHIND))
 			wtio_folio_drop_behind(ctx, f);
 		wtio_folio_put(ctx, f);

@@ -200,11 +200,7 @@ WTIO_EXPORT void wtio_ctx_crash(struct wtio_ctx *ctx)
 	for (inode = ctx->inodes; inode; inode = next) {
 		next = inode->next;
 		wtio_inode_drop_cache(inode, true);
-		close(inode->fd);
-		pthread_rwlock_destroy(&inode->i_rwsem);
-		pthread_mutex_destroy(&inode->i_pages_lock);
-		pthread_mutex_destroy(&inode->dirty_lock);
-		free(inode);
+		wtio_inode_free(inode);
 	}
 	ctx->inodes = NULL;
 	ctx->nr_files = 0;

@@ -77,15 +77,17 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	pthread_rwlock_init(&inode->i_rwsem, NULL);
 	pthread_mutex_init(&inode->i_pages_lock, NULL);
 	pthread_mutex_init(&inode->dirty_lock, NULL);
+	pthread_mutex_init(&inode->wb_list_lock, NULL);
 	return inode;
 }
 
-static void inode_free(struct wtio_inode *inode)
+void wtio_inode_free(struct wtio_inode *inode)
 {
 	close(inode->fd);
 	pthread_rwlock_destroy(&inode->i_rwsem);
 	pthread_mutex_destroy(&inode->i_pages_lock);
 	pthread_mutex_destroy(&inode->dirty_lock);
+	pthread_mutex_destroy(&inode->wb_list_lock);
 	free(inode);
 }
 
@@ -416,7 +418,7 @@ int wtio_file_close(struct wtio_file *file)
 		 * queue the inode for the flushers again. */
 		wtio_inode_drop_cache(inode, true);
 		wtio_writeback_detach_inode(inode);
-		inode_free(inode);
+		wtio_inode_free(inode);
 	}
 	return ret;
 }

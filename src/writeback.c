@@ -267,9 +267,7 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 			    folio->ifs_dirty)
 				wtio_folio_mark_dirty(inode, folio);
 			folio->wb_blocks = 0;
-			atomic_fetch_sub(&ctx->nr_writeback, 1);
-			atomic_fetch_sub(&inode->nr_writeback, 1);
-			wtio_folio_end_writeback(folio);
+			wtio_folio_finish_writeback(inode, folio);
 			if (!error && wtio_folio_test(folio, FOLIO_DROPBEHIND))
 				wtio_folio_drop_behind(ctx, folio);
 		}
@@ -487,22 +485,48 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		if (folio->ifs_dirty)
 			wtio_folio_mark_dirty(inode, folio);
 		folio->wb_blocks = 0;
-		atomic_fetch_sub(&ctx->nr_writeback, 1);
-		atomic_fetch_sub(&inode->nr_writeback, 1);
-		wtio_folio_end_writeback(folio);
+		wtio_folio_finish_writeback(inode, folio);
 	}
+}
+
+void wtio_folio_set_writeback(struct wtio_inode *inode,
+			      struct wtio_folio *folio)
+{
+	wtio_folio_set_flag(folio, FOLIO_WRITEBACK);
+	atomic_fetch_add(&inode->ctx->nr_writeback, 1);
+	atomic_fetch_add(&inode->nr_writeback, 1);
+	pthread_mutex_lock(&inode->wb_list_lock);
+	folio->w_prev = NULL;
+	folio->w_next = inode->wb_head;
+	if (inode->wb_head)
+		inode->wb_head->w_prev = folio;
+	inode->wb_head = folio;
+	pthread_mutex_unlock(&inode->wb_list_lock);
+}
+
+void wtio_folio_finish_writeback(struct wtio_inode *inode,
+				 struct wtio_folio *folio)
+{
+	pthread_mutex_lock(&inode->wb_list_lock);
+	if (folio->w_prev)
+		folio->w_prev->w_next = folio->w_next;
+	else
+		inode->wb_head = folio->w_next;
+	if (folio->w_next)
+		folio->w_next->w_prev = folio->w_prev;
+	folio->w_prev = folio->w_next = NULL;
+	pthread_mutex_unlock(&inode->wb_list_lock);
+	atomic_fetch_sub(&inode->ctx->nr_writeback, 1);
+	atomic_fetch_sub(&inode->nr_writeback, 1);
+	wtio_folio_end_writeback(folio);
 }
 
 /* Locked dirty folio -> writeback: the I/O now owns its dirty blocks. */
 void wtio_folio_start_writeback(struct wtio_inode *inode,
 				struct wtio_folio *folio)
 {
-	struct wtio_ctx *ctx = inode->ctx;
-
-	wtio_folio_set_flag(folio, FOLIO_WRITEBACK);
+	wtio_folio_set_writeback(inode, folio);
 	folio_clear_dirty(inode, folio);
-	atomic_fetch_add(&ctx->nr_writeback, 1);
-	atomic_fetch_add(&inode->nr_writeback, 1);
 	folio->wb_blocks = folio->ifs_dirty;
 	folio->ifs_dirty = 0;
 }
@@ -663,17 +687,30 @@ void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
 	uint64_t first = (uint64_t)start >> ctx->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
 		(uint64_t)(end - 1) >> ctx->folio_shift;
-	struct wtio_folio **v;
-	uint64_t nr, i;
+	struct wtio_folio **v, *f;
+	uint64_t nr = 0, i, cap;
 
 	if (!atomic_load(&inode->nr_writeback))
 		return;
-	v = wtio_inode_collect(inode, first, &nr);
+	/* Only the folios under writeback now: later ones are not ours to
+	 * wait for, and a cached file can hold far more folios. */
+	pthread_mutex_lock(&inode->wb_list_lock);
+	cap = (uint64_t)atomic_load(&inode->nr_writeback) + 1;
+	v = malloc(cap * sizeof(*v));
+	for (f = inode->wb_head; v && f && nr < cap; f = f->w_next) {
+		uint64_t idx = atomic_load_explicit(&f->index,
+						    memory_order_relaxed);
+
+		if (idx < first || idx > last)
+			continue;
+		wtio_folio_get(f);
+		v[nr++] = f;
+	}
+	pthread_mutex_unlock(&inode->wb_list_lock);
 	if (!v)
 		return;
 	for (i = 0; i < nr; i++) {
-		if (atomic_load(&v[i]->index) <= last)
-			wtio_folio_wait_writeback(v[i]);
+		wtio_folio_wait_writeback(v[i]);
 		wtio_folio_put(ctx, v[i]);
 	}
 	free(v);

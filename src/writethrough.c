@@ -141,9 +141,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 			f->ifs_dirty |= written;
 			wtio_folio_start_writeback(inode, f);
 		} else {
-			wtio_folio_set_flag(f, FOLIO_WRITEBACK);
-			atomic_fetch_add(&ctx->nr_writeback, 1);
-			atomic_fetch_add(&inode->nr_writeback, 1);
+			wtio_folio_set_writeback(inode, f);
 			f->wb_blocks = written;
 		}
 		done += to - from;

@@ -58,6 +58,7 @@ struct wtio_folio {
 	struct wtio_folio *hash_next;	/* bucket chain, under bucket lock */
 	struct wtio_folio *i_prev, *i_next; /* inode's folios, i_pages_lock */
 	struct wtio_folio *d_prev, *d_next; /* inode's dirty list, dirty_lock */
+	struct wtio_folio *w_prev, *w_next; /* under writeback, wb_list_lock */
 	struct wtio_folio *free_next;	/* ctx free list */
 	uint64_t dirtied_ns;		/* when it became dirty */
 
@@ -171,6 +172,8 @@ struct wtio_inode {
 	struct wtio_folio *dirty_head, *dirty_tail; /* oldest first */
 	uint64_t nr_dirty;
 	_Atomic int64_t nr_writeback;
+	pthread_mutex_t wb_list_lock;
+	struct wtio_folio *wb_head;	/* folios under writeback */
 
 	/* On ctx's dirty-inode list (under ctx->wb_lock). */
 	bool wb_queued;
@@ -278,6 +281,8 @@ void wtio_inode_record_error(struct wtio_inode *inode, int err);
 /* Referenced folios of the inode with index >= first (malloc'd array). */
 struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
 				       uint64_t first, uint64_t *nr);
+/* Close the backing descriptor and free an inode nobody uses. */
+void wtio_inode_free(struct wtio_inode *inode);
 /* Drop every folio of the inode (close, crash). Clean or not. */
 void wtio_inode_drop_cache(struct wtio_inode *inode, bool wait_io);
 static inline int64_t wtio_inode_size(struct wtio_inode *inode)
@@ -382,6 +387,13 @@ static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)
 
 	atomic_compare_exchange_strong(&wbc->error, &none, err);
 }
+
+/* Set and end WRITEBACK with its accounting and the inode's list of
+ * folios under writeback (what fsync and sync_range wait for). */
+void wtio_folio_set_writeback(struct wtio_inode *inode,
+			      struct wtio_folio *folio);
+void wtio_folio_finish_writeback(struct wtio_inode *inode,
+				 struct wtio_folio *folio);
 
 /* Dirty (or write-through) folio, locked -> WRITEBACK: its dirty blocks
  * become wb_blocks, owned by the I/O. */
