@@ -664,8 +664,14 @@ skip:
 		}
 		if (cur)
 			wtio_ioend_submit(wbc, cur);
-		if (written == done_before ||
-		    (nr_to_write && written >= nr_to_write))
+		if (nr_to_write && written >= nr_to_write)
+			break;
+		/* A sync pass goes on while anything it must write is
+		 * listed: a batch another writer cleaned first (a flusher
+		 * racing with fsync) is progress too, as those folios left
+		 * the list, and the cutoff keeps re-dirtied ones out. The
+		 * others stop when a batch got nothing done. */
+		if (mode != WB_SYNC && written == done_before)
 			break;
 	}
 	free(v);
