@@ -8,6 +8,7 @@ packages=(
 	meson ninja-build pkg-config gcc clang
 	liburing-dev libaio-dev
 	xfsprogs fio gnuplot-nox util-linux python3
+	sqlite3 strace
 )
 
 installed() {

@@ -50,9 +50,24 @@ static void tstate_thread_exit(void *arg)
 	}
 }
 
+/* A child of fork() must not inherit tstate_lock held by a parent
+ * thread that does not exist in the child (the preload shim forks under
+ * programs that use threads). */
+static void tstate_atfork_prepare(void)
+{
+	pthread_mutex_lock(&tstate_lock);
+}
+
+static void tstate_atfork_release(void)
+{
+	pthread_mutex_unlock(&tstate_lock);
+}
+
 static void tstate_key_create(void)
 {
 	tstate_key_err = -pthread_key_create(&tstate_key, tstate_thread_exit);
+	pthread_atfork(tstate_atfork_prepare, tstate_atfork_release,
+		       tstate_atfork_release);
 }
 
 struct wtio_io_tstate *wtio_io_tstate_find(struct wtio_io_tdom *dom)

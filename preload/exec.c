@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec.c - the cache lives in the process image: write everything back
+ * (and put the kernel file positions right) before exec replaces it, and
+ * before _exit ends the process without running exit handlers.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static void *next(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+/* A vfork child shares the parent's memory (and cache) but has its own
+ * pid: leave the parent's cache alone there. */
+pid_t shim_pid;
+
+static bool own_process(void)
+{
+	return !shim_busy && getpid() == shim_pid;
+}
+
+static void before_exec(void)
+{
+	shim_resolve();
+	if (own_process())
+		shim_flush_all(false);
+}
+
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+
+SHIM_API int execve(const char *path, char *const argv[], char *const envp[])
+{
+	before_exec();
+	return ((execve_fn)next("execve"))(path, argv, envp);
+}
+
+SHIM_API int execv(const char *path, char *const argv[])
+{
+	before_exec();
+	return ((execv_fn)next("execv"))(path, argv);
+}
+
+SHIM_API int execvp(const char *file, char *const argv[])
+{
+	before_exec();
+	return ((execv_fn)next("execvp"))(file, argv);
+}
+
+SHIM_API int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	before_exec();
+	return ((execve_fn)next("execvpe"))(file, argv, envp);
+}
+
+SHIM_API int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	before_exec();
+	return ((int (*)(int, char *const[], char *const[]))next("fexecve"))(
+		fd, argv, envp);
+}
+
+/* execl, execlp, execle: gather the arguments, then the v forms above. */
+#define GATHER(arg0, last)						\
+	size_t n_ = 1;							\
+	va_list ap_;							\
+	va_start(ap_, arg0);						\
+	while (va_arg(ap_, const char *))				\
+		n_++;							\
+	va_end(ap_);							\
+	char **argv_ = alloca((n_ + 1) * sizeof(char *));		\
+	va_start(ap_, arg0);						\
+	argv_[0] = (char *)arg0;					\
+	for (size_t i_ = 1; i_ <= n_; i_++)				\
+		argv_[i_] = va_arg(ap_, char *);			\
+	last;								\
+	va_end(ap_)
+
+SHIM_API int execl(const char *path, const char *arg, ...)
+{
+	GATHER(arg, (void)0);
+	return execv(path, argv_);
+}
+
+SHIM_API int execlp(const char *file, const char *arg, ...)
+{
+	GATHER(arg, (void)0);
+	return execvp(file, argv_);
+}
+
+SHIM_API int execle(const char *path, const char *arg, ...)
+{
+	char **envp;
+
+	GATHER(arg, envp = va_arg(ap_, char **));
+	return execve(path, argv_, envp);
+}
+
+SHIM_API void _exit(int status)
+{
+	shim_resolve();
+	if (own_process())
+		shim_close_all();
+	((void (*)(int))next("_exit"))(status);
+	__builtin_unreachable();
+}
+
+SHIM_API void _Exit(int status)
+{
+	_exit(status);
+}

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * open.c - the open family, close, dup, fcntl and lockf.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+int shim_take_close_err(void);
+
+static bool takes_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE;
+}
+
+/* The open everything funnels into: the kernel opens the file (without
+ * O_DIRECT, and without O_TRUNC, which wtio or the passthrough applies),
+ * then the descriptor is served by wtio if its file is under the paths. */
+int shim_openat(int dirfd, const char *path, int flags, mode_t mode);
+int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	int fd, kflags = flags, saved;
+
+	shim_resolve();
+	if (shim_busy)
+		return real.openat(dirfd, path, flags, mode);
+	shim_init();
+	if (shim_cfg.disabled || (flags & (O_PATH | O_DIRECTORY)) ||
+	    (flags & __O_TMPFILE) == __O_TMPFILE)
+		return real.openat(dirfd, path, flags, mode);
+	kflags &= ~O_DIRECT;
+	if ((flags & O_ACCMODE) != O_RDONLY)
+		kflags &= ~O_TRUNC;
+	fd = real.openat(dirfd, path, kflags, mode);
+	if (fd < 0)
+		return fd;
+	saved = errno;
+	shim_adopt(fd, flags);
+	errno = saved;
+	return fd;
+}
+
+#define MODE_ARG(flags, mode)					\
+	do {							\
+		if (takes_mode(flags)) {			\
+			va_list ap;				\
+			va_start(ap, flags);			\
+			mode = (mode_t)va_arg(ap, int);		\
+			va_end(ap);				\
+		}						\
+	} while (0)
+
+SHIM_API int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	MODE_ARG(flags, mode);
+	return shim_openat(AT_FDCWD, path, flags, mode);
+}
+
+SHIM_API int open64(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	MODE_ARG(flags, mode);
+	return shim_openat(AT_FDCWD, path, flags | O_LARGEFILE, mode);
+}
+
+SHIM_API int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	MODE_ARG(flags, mode);
+	return shim_openat(dirfd, path, flags, mode);
+}
+
+SHIM_API int openat64(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	MODE_ARG(flags, mode);
+	return shim_openat(dirfd, path, flags | O_LARGEFILE, mode);
+}
+
+/* _FORTIFY_SOURCE entry points (no mode argument: O_CREAT is refused at
+ * compile time). */
+SHIM_API int __open_2(const char *path, int flags);
+SHIM_API int __open_2(const char *path, int flags)
+{
+	return shim_openat(AT_FDCWD, path, flags, 0);
+}
+
+SHIM_API int __open64_2(const char *path, int flags);
+SHIM_API int __open64_2(const char *path, int flags)
+{
+	return shim_openat(AT_FDCWD, path, flags | O_LARGEFILE, 0);
+}
+
+SHIM_API int __openat_2(int dirfd, const char *path, int flags);
+SHIM_API int __openat_2(int dirfd, const char *path, int flags)
+{
+	return shim_openat(dirfd, path, flags, 0);
+}
+
+SHIM_API int __openat64_2(int dirfd, const char *path, int flags);
+SHIM_API int __openat64_2(int dirfd, const char *path, int flags)
+{
+	return shim_openat(dirfd, path, flags | O_LARGEFILE, 0);
+}
+
+SHIM_API int creat(const char *path, mode_t mode)
+{
+	return shim_openat(AT_FDCWD, path, O_CREAT | O_WRONLY | O_TRUNC, mode);
+}
+
+SHIM_API int creat64(const char *path, mode_t mode)
+{
+	return shim_openat(AT_FDCWD, path,
+			   O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
+}
+
+SHIM_API int close(int fd)
+{
+	struct shim_ofd *o;
+	int ret, err;
+
+	shim_resolve();
+	o = fd_remove(fd);
+	if (!o)
+		return real.close(fd);
+	ofd_put(o);
+	err = shim_take_close_err();
+	ret = real.close(fd);
+	if (ret == 0 && err < 0) {
+		errno = -err;
+		return -1;
+	}
+	return ret;
+}
+
+/* newfd is about to be replaced: forget what the table knew of it. */
+static void drop_slot(int newfd)
+{
+	struct shim_ofd *o = fd_remove(newfd);
+
+	if (o) {
+		ofd_put(o);
+		shim_take_close_err();
+	}
+}
+
+static int dup_to(int oldfd, int newfd)
+{
+	struct shim_ofd *o;
+
+	if (newfd < 0)
+		return newfd;
+	o = fd_get(oldfd);
+	if (o) {
+		if (newfd < fd_table_size())
+			fd_install(newfd, o);
+		else
+			ofd_demote(o);	/* cannot track it: pass through */
+		ofd_put(o);
+	}
+	return newfd;
+}
+
+SHIM_API int dup(int fd)
+{
+	shim_resolve();
+	return dup_to(fd, real.dup(fd));
+}
+
+SHIM_API int dup2(int oldfd, int newfd)
+{
+	int r;
+
+	shim_resolve();
+	if (oldfd == newfd)
+		return real.dup2(oldfd, newfd);
+	r = real.dup2(oldfd, newfd);
+	if (r < 0)
+		return r;
+	drop_slot(newfd);
+	return dup_to(oldfd, r);
+}
+
+SHIM_API int dup3(int oldfd, int newfd, int flags)
+{
+	int r;
+
+	shim_resolve();
+	r = real.dup3(oldfd, newfd, flags);
+	if (r < 0)
+		return r;
+	drop_slot(newfd);
+	return dup_to(oldfd, r);
+}
+
+/* Keep the program's record locks off the shim's sentinel bytes (an OFD
+ * lock conflicts with the same process's POSIX locks). */
+static void clip_lock(struct flock *fl, int fd)
+{
+	off_t start = fl->l_start;
+
+	if (fl->l_whence == SEEK_CUR || fl->l_whence == SEEK_END) {
+		/* Only the "to end of file" form can reach the sentinel. */
+		if (fl->l_len != 0)
+			return;
+		start = real.lseek(fd, 0, SEEK_CUR);
+		if (fl->l_whence == SEEK_END) {
+			struct stat st;
+
+			if (real.fstat(fd, &st) < 0)
+				return;
+			start = st.st_size;
+		}
+		start += fl->l_start;
+		if (start < 0 || start >= SHIM_LOCK_BYTE)
+			return;
+		fl->l_whence = SEEK_SET;
+		fl->l_start = start;
+	}
+	if (start >= SHIM_LOCK_BYTE)
+		return;
+	if (fl->l_len == 0 || (fl->l_len > 0 && start + fl->l_len > SHIM_LOCK_BYTE))
+		fl->l_len = SHIM_LOCK_BYTE - start;
+}
+
+static bool is_lock_cmd(int cmd)
+{
+	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_GETLK ||
+	       cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW || cmd == F_OFD_GETLK;
+}
+
+static int shim_fcntl(int fd, int cmd, void *arg)
+{
+	struct shim_ofd *o;
+	int r;
+
+	if (is_lock_cmd(cmd)) {
+		struct flock fl, *user = arg;
+
+		if (!user)
+			return real.fcntl(fd, cmd, arg);
+		fl = *user;
+		o = fd_get(fd);
+		if (o) {
+			if (fl.l_type != F_UNLCK && cmd != F_GETLK &&
+			    cmd != F_OFD_GETLK)
+				shim_peer_check(o);
+			ofd_put(o);
+		}
+		if (fl.l_whence == SEEK_CUR && (o = fd_get(fd))) {
+			/* the served position is not the kernel's */
+			pthread_mutex_lock(&o->pos_lock);
+			fl.l_start += o->wf ? o->pos :
+				real.lseek(fd, 0, SEEK_CUR);
+			pthread_mutex_unlock(&o->pos_lock);
+			fl.l_whence = SEEK_SET;
+			ofd_put(o);
+		}
+		clip_lock(&fl, fd);
+		r = real.fcntl(fd, cmd, &fl);
+		if (r == 0 && (cmd == F_GETLK || cmd == F_OFD_GETLK)) {
+			user->l_type = fl.l_type;
+			if (fl.l_type != F_UNLCK) {
+				user->l_whence = SEEK_SET;
+				user->l_start = fl.l_start;
+				user->l_len = fl.l_len;
+				user->l_pid = fl.l_pid;
+			}
+		}
+		return r;
+	}
+	switch (cmd) {
+	case F_DUPFD:
+	case F_DUPFD_CLOEXEC:
+		return dup_to(fd, real.fcntl(fd, cmd, arg));
+	case F_GETFL:
+		r = real.fcntl(fd, cmd, arg);
+		if (r >= 0 && (o = fd_get(fd))) {
+			r |= o->oflags & O_DIRECT;
+			ofd_put(o);
+		}
+		return r;
+	case F_SETFL: {
+		const int settable = O_APPEND | O_ASYNC | O_DIRECT |
+				     O_NOATIME | O_NONBLOCK;
+		int v = (int)(long)arg;
+
+		o = fd_get(fd);
+		if (!o)
+			return real.fcntl(fd, cmd, arg);
+		/* The kernel descriptor never does O_DIRECT for us. */
+		r = real.fcntl(fd, cmd, (void *)(long)(v & ~O_DIRECT));
+		if (r == 0)
+			o->oflags = (o->oflags & ~settable) | (v & settable);
+		ofd_put(o);
+		return r;
+	}
+	default:
+		return real.fcntl(fd, cmd, arg);
+	}
+}
+
+SHIM_API int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	shim_resolve();
+	if (shim_busy)
+		return real.fcntl(fd, cmd, arg);
+	return shim_fcntl(fd, cmd, arg);
+}
+
+SHIM_API int fcntl64(int fd, int cmd, ...);
+SHIM_API int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	shim_resolve();
+	if (shim_busy)
+		return real.fcntl(fd, cmd, arg);
+	return shim_fcntl(fd, cmd, arg);
+}
+
+/* glibc's lockf calls fcntl internally, past the interposer: redo it
+ * here so that its whole-file form is clipped too. */
+SHIM_API int lockf(int fd, int cmd, off_t len)
+{
+	struct flock fl = { .l_whence = SEEK_CUR, .l_start = 0, .l_len = len };
+
+	shim_resolve();
+	switch (cmd) {
+	case F_TEST:
+		fl.l_type = F_RDLCK;
+		if (shim_fcntl(fd, F_GETLK, &fl) < 0)
+			return -1;
+		if (fl.l_type == F_UNLCK || fl.l_pid == getpid())
+			return 0;
+		errno = EACCES;
+		return -1;
+	case F_ULOCK:
+		fl.l_type = F_UNLCK;
+		return shim_fcntl(fd, F_SETLK, &fl);
+	case F_LOCK:
+		fl.l_type = F_WRLCK;
+		return shim_fcntl(fd, F_SETLKW, &fl);
+	case F_TLOCK:
+		fl.l_type = F_WRLCK;
+		return shim_fcntl(fd, F_SETLK, &fl);
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+SHIM_API int lockf64(int fd, int cmd, off_t len) __attribute__((alias("lockf")));
+
+/* close_range(2): forget what the table knew of the closed range. */
+SHIM_API int close_range(unsigned int first, unsigned int last, int flags);
+SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
+{
+	static int (*next)(unsigned int, unsigned int, int);
+	unsigned int fd, top = (unsigned int)fd_table_size() - 1;
+
+	shim_resolve();
+	if (!next)
+		next = (__typeof__(next))dlsym(RTLD_NEXT, "close_range");
+	/* CLOSE_RANGE_CLOEXEC (4) closes nothing now */
+	if (!(flags & 4) && !shim_busy)
+		for (fd = first; fd <= last && fd <= top; fd++) {
+			struct shim_ofd *o = fd_remove((int)fd);
+
+			if (o) {
+				ofd_put(o);
+				shim_take_close_err();
+			}
+		}
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return next(first, last, flags);
+}

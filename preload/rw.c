@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rw.c - the read/write family and lseek on served descriptors.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+int shim_rwf(int rwf, bool write, unsigned int *wflags, bool *append)
+{
+	unsigned int f = 0;
+
+	if (rwf & ~SHIM_RWF_KNOWN)
+		return -EOPNOTSUPP;
+	if (rwf & RWF_NOWAIT)
+		f |= WTIO_NOWAIT;
+	if (rwf & RWF_DONTCACHE)
+		f |= WTIO_DONTCACHE;
+	if (write) {
+		if (rwf & (RWF_DSYNC | RWF_SYNC))
+			f |= WTIO_DSYNC;
+		if (rwf & RWF_ATOMIC)
+			f |= WTIO_ATOMIC;
+		if (rwf & SHIM_RWF_WRITETHROUGH)
+			f |= WTIO_WRITETHROUGH;
+		if (rwf & SHIM_RWF_NOSERIAL)
+			f |= WTIO_NOSERIAL | WTIO_WRITETHROUGH;
+		if (rwf & RWF_APPEND)
+			*append = true;
+		if (rwf & RWF_NOAPPEND)
+			*append = false;
+	}
+	*wflags = f;
+	return 0;
+}
+
+static size_t iov_len(const struct iovec *iov, int cnt)
+{
+	size_t n = 0;
+
+	for (int i = 0; i < cnt; i++)
+		n += iov[i].iov_len;
+	return n;
+}
+
+/*
+ * One read or write on a served description. off < 0: at the description's
+ * position (and move it). Returns bytes or -errno; *passthrough set when
+ * the file is not (or no longer) served, and nothing was done.
+ */
+static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
+			 int cnt, off_t off, int rwf, bool write,
+			 bool *passthrough)
+{
+	bool use_pos = off < 0, append;
+	unsigned int wflags;
+	ssize_t r;
+
+	if (off < -1)
+		return -EINVAL;
+	if (use_pos)
+		pthread_mutex_lock(&o->pos_lock);
+	pthread_rwlock_rdlock(&o->io_lock);
+	if (!o->wf) {
+		*passthrough = true;
+		r = 0;
+		goto out;
+	}
+	/* pwrite on an O_APPEND file appends, as Linux does */
+	append = write && (o->oflags & O_APPEND);
+	r = shim_rwf(rwf, write, &wflags, &append);
+	if (r)
+		goto out;
+	if (o->oflags & O_DIRECT)	/* no copy kept, on disk at return */
+		wflags |= write ? WTIO_WRITETHROUGH | WTIO_DONTCACHE :
+				  WTIO_DONTCACHE;
+	if (use_pos)
+		off = o->pos;
+	BUSY_ENTER();
+	if (write) {
+		if (append) {
+			/* one appender at a time per description, and the size
+			 * read and the write under the same lock */
+			if (!use_pos)
+				pthread_mutex_lock(&o->pos_lock);
+			off = wtio_file_size(o->wf);
+			r = off < 0 ? off :
+				wtio_pwritev(o->wf, iov, cnt, off, wflags);
+			if (!use_pos)
+				pthread_mutex_unlock(&o->pos_lock);
+		} else {
+			r = wtio_pwritev(o->wf, iov, cnt, off, wflags);
+		}
+	} else {
+		r = wtio_preadv(o->wf, iov, cnt, off, wflags);
+		/* A short read: the file may have grown outside the cache
+		 * (a forked child, a passthrough peer). Look once. */
+		if (r >= 0 && (size_t)r < iov_len(iov, cnt)) {
+			BUSY_LEAVE();
+			if (ofd_guard_size(o)) {
+				BUSY_ENTER();
+				r = wtio_preadv(o->wf, iov, cnt, off, wflags);
+				BUSY_LEAVE();
+			}
+			BUSY_ENTER();
+		}
+	}
+	BUSY_LEAVE();
+	if (r > 0 && use_pos)
+		o->pos = off + r;
+	else if (r >= 0 && use_pos && append)
+		o->pos = off;
+out:
+	pthread_rwlock_unlock(&o->io_lock);
+	if (use_pos)
+		pthread_mutex_unlock(&o->pos_lock);
+	return r;
+}
+
+/* Common path of every call: served, or the real call. */
+static ssize_t rw(int fd, const struct iovec *iov, int cnt, off_t off,
+		  int rwf, bool write, bool *passthrough)
+{
+	struct shim_ofd *o;
+	ssize_t r;
+
+	*passthrough = false;
+	if (shim_busy || !(o = fd_get(fd))) {
+		*passthrough = true;
+		return 0;
+	}
+	r = served_rw(o, iov, cnt, off, rwf, write, passthrough);
+	ofd_put(o);
+	return r;
+}
+
+#define SERVE(fd, iov, cnt, off, rwf, write, realcall)			\
+	do {								\
+		bool pt_;						\
+		ssize_t r_;						\
+		shim_resolve();						\
+		r_ = rw(fd, iov, cnt, off, rwf, write, &pt_);		\
+		if (pt_)						\
+			return realcall;				\
+		return shim_ret(r_);					\
+	} while (0)
+
+SHIM_API ssize_t read(int fd, void *buf, size_t n)
+{
+	struct iovec v = { buf, n };
+
+	SERVE(fd, &v, 1, -1, 0, false, real.read(fd, buf, n));
+}
+
+SHIM_API ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen);
+SHIM_API ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+{
+	if (n > buflen)
+		__builtin_trap();
+	return read(fd, buf, n);
+}
+
+SHIM_API ssize_t write(int fd, const void *buf, size_t n)
+{
+	struct iovec v = { (void *)buf, n };
+
+	SERVE(fd, &v, 1, -1, 0, true, real.write(fd, buf, n));
+}
+
+SHIM_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+	struct iovec v = { buf, n };
+
+	if (off < 0 && fd_is_served(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
+	SERVE(fd, &v, 1, off, 0, false, real.pread(fd, buf, n, off));
+}
+
+SHIM_API ssize_t pread64(int fd, void *buf, size_t n, off_t off)
+	__attribute__((alias("pread")));
+
+SHIM_API ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off,
+			     size_t buflen);
+SHIM_API ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off,
+			     size_t buflen)
+{
+	if (n > buflen)
+		__builtin_trap();
+	return pread(fd, buf, n, off);
+}
+
+SHIM_API ssize_t __pread64_chk(int fd, void *buf, size_t n, off_t off,
+			       size_t buflen) __attribute__((alias("__pread_chk")));
+
+SHIM_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+{
+	struct iovec v = { (void *)buf, n };
+
+	if (off < 0 && fd_is_served(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
+	SERVE(fd, &v, 1, off, 0, true, real.pwrite(fd, buf, n, off));
+}
+
+SHIM_API ssize_t pwrite64(int fd, const void *buf, size_t n, off_t off)
+	__attribute__((alias("pwrite")));
+
+SHIM_API ssize_t readv(int fd, const struct iovec *iov, int cnt)
+{
+	SERVE(fd, iov, cnt, -1, 0, false, real.readv(fd, iov, cnt));
+}
+
+SHIM_API ssize_t writev(int fd, const struct iovec *iov, int cnt)
+{
+	SERVE(fd, iov, cnt, -1, 0, true, real.writev(fd, iov, cnt));
+}
+
+SHIM_API ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	if (off < 0 && fd_is_served(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
+	SERVE(fd, iov, cnt, off, 0, false, real.preadv(fd, iov, cnt, off));
+}
+
+SHIM_API ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
+	__attribute__((alias("preadv")));
+
+SHIM_API ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+{
+	if (off < 0 && fd_is_served(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
+	SERVE(fd, iov, cnt, off, 0, true, real.pwritev(fd, iov, cnt, off));
+}
+
+SHIM_API ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
+	__attribute__((alias("pwritev")));
+
+/* preadv2/pwritev2: offset -1 means the file position, as in the kernel. */
+SHIM_API ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off,
+			 int flags)
+{
+	if (off < -1 && fd_is_served(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
+	SERVE(fd, iov, cnt, off, flags, false,
+	      real.preadv2(fd, iov, cnt, off, flags));
+}
+
+SHIM_API ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt,
+			    off_t off, int flags) __attribute__((alias("preadv2")));
+
+SHIM_API ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
+			  int flags)
+{
+	if (off < -1 && fd_is_served(fd)) {
+		errno = EINVAL;
+		return -1;
+	}
+	SERVE(fd, iov, cnt, off, flags, true,
+	      real.pwritev2(fd, iov, cnt, off,
+			    flags & ~(SHIM_RWF_WRITETHROUGH | SHIM_RWF_NOSERIAL)));
+}
+
+SHIM_API ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt,
+			     off_t off, int flags) __attribute__((alias("pwritev2")));
+
+SHIM_API off_t lseek(int fd, off_t off, int whence)
+{
+	struct shim_ofd *o;
+	off_t r, size;
+	int err;
+
+	shim_resolve();
+	if (shim_busy || !(o = fd_get(fd)))
+		return real.lseek(fd, off, whence);
+	pthread_mutex_lock(&o->pos_lock);
+	pthread_rwlock_rdlock(&o->io_lock);
+	if (!o->wf) {
+		pthread_rwlock_unlock(&o->io_lock);
+		pthread_mutex_unlock(&o->pos_lock);
+		ofd_put(o);
+		return real.lseek(fd, off, whence);
+	}
+	size = wtio_file_size(o->wf);
+	err = 0;
+	switch (whence) {
+	case SEEK_SET:
+		r = off;
+		break;
+	case SEEK_CUR:
+		r = o->pos + off;
+		break;
+	case SEEK_END:
+		r = size + off;
+		break;
+	case SEEK_DATA:	/* no hole is reported: data up to EOF */
+		r = off;
+		if (off < 0 || off >= size)
+			err = ENXIO;
+		break;
+	case SEEK_HOLE:	/* the only hole is the one at EOF */
+		r = size;
+		if (off < 0 || off >= size)
+			err = ENXIO;
+		break;
+	default:
+		r = 0;
+		err = EINVAL;
+	}
+	if (!err && r < 0)
+		err = EINVAL;
+	if (!err)
+		o->pos = r;
+	else
+		r = -err;
+	pthread_rwlock_unlock(&o->io_lock);
+	pthread_mutex_unlock(&o->pos_lock);
+	ofd_put(o);
+	return shim_ret(r);
+}
+
+SHIM_API off_t lseek64(int fd, off_t off, int whence)
+	__attribute__((alias("lseek")));

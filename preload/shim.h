@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim.h - internals of libwtio-preload.so, the LD_PRELOAD shim that serves
+ * files under the chosen paths through wtio (see docs/SHIM.md).
+ */
+#ifndef WTIO_SHIM_H
+#define WTIO_SHIM_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "wtio.h"
+
+#define SHIM_API __attribute__((visibility("default")))
+
+/* Per-call flags of preadv2/pwritev2 that older headers lack. */
+#ifndef RWF_HIPRI
+#define RWF_HIPRI	0x01
+#endif
+#ifndef RWF_DSYNC
+#define RWF_DSYNC	0x02
+#endif
+#ifndef RWF_SYNC
+#define RWF_SYNC	0x04
+#endif
+#ifndef RWF_NOWAIT
+#define RWF_NOWAIT	0x08
+#endif
+#ifndef RWF_APPEND
+#define RWF_APPEND	0x10
+#endif
+#ifndef RWF_NOAPPEND
+#define RWF_NOAPPEND	0x20
+#endif
+#ifndef RWF_ATOMIC
+#define RWF_ATOMIC	0x40
+#endif
+#ifndef RWF_DONTCACHE
+#define RWF_DONTCACHE	0x80
+#endif
+/* The write-through series' proposed flag, and the shim's own NOSERIAL
+ * (not a kernel value; it implies write-through). */
+#define SHIM_RWF_WRITETHROUGH	0x200
+#define SHIM_RWF_NOSERIAL	0x400
+#define SHIM_RWF_KNOWN	(RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | \
+			 RWF_APPEND | RWF_NOAPPEND | RWF_ATOMIC | \
+			 RWF_DONTCACHE | SHIM_RWF_WRITETHROUGH | \
+			 SHIM_RWF_NOSERIAL)
+
+/* ---- real.c: the next definitions of the interposed functions ---- */
+struct real_fns {
+	int (*open)(const char *, int, ...);
+	int (*openat)(int, const char *, int, ...);
+	int (*close)(int);
+	ssize_t (*read)(int, void *, size_t);
+	ssize_t (*write)(int, const void *, size_t);
+	ssize_t (*pread)(int, void *, size_t, off_t);
+	ssize_t (*pwrite)(int, const void *, size_t, off_t);
+	ssize_t (*readv)(int, const struct iovec *, int);
+	ssize_t (*writev)(int, const struct iovec *, int);
+	ssize_t (*preadv)(int, const struct iovec *, int, off_t);
+	ssize_t (*pwritev)(int, const struct iovec *, int, off_t);
+	ssize_t (*preadv2)(int, const struct iovec *, int, off_t, int);
+	ssize_t (*pwritev2)(int, const struct iovec *, int, off_t, int);
+	off_t (*lseek)(int, off_t, int);
+	int (*fsync)(int);
+	int (*fdatasync)(int);
+	int (*sync_file_range)(int, off_t, off_t, unsigned int);
+	int (*syncfs)(int);
+	void (*sync)(void);
+	int (*ftruncate)(int, off_t);
+	int (*truncate)(const char *, off_t);
+	int (*fallocate)(int, int, off_t, off_t);
+	int (*posix_fallocate)(int, off_t, off_t);
+	ssize_t (*copy_file_range)(int, off_t *, int, off_t *, size_t,
+				   unsigned int);
+	ssize_t (*sendfile)(int, int, off_t *, size_t);
+	ssize_t (*splice)(int, off_t *, int, off_t *, size_t, unsigned int);
+	int (*fstat)(int, struct stat *);
+	int (*stat)(const char *, struct stat *);
+	int (*lstat)(const char *, struct stat *);
+	int (*fstatat)(int, const char *, struct stat *, int);
+	int (*statx)(int, const char *, int, unsigned int, struct statx *);
+	int (*dup)(int);
+	int (*dup2)(int, int);
+	int (*dup3)(int, int, int);
+	int (*fcntl)(int, int, ...);
+	void *(*mmap)(void *, size_t, int, int, int, off_t);
+	FILE *(*fopen)(const char *, const char *);
+	FILE *(*fdopen)(int, const char *);
+	FILE *(*freopen)(const char *, const char *, FILE *);
+	int (*__xstat)(int, const char *, struct stat *);
+	int (*__lxstat)(int, const char *, struct stat *);
+	int (*__fxstat)(int, int, struct stat *);
+	int (*__fxstatat)(int, int, const char *, struct stat *, int);
+};
+extern struct real_fns real;
+void shim_resolve(void);
+
+/* True while this thread is inside wtio or the shim's own bookkeeping:
+ * every interposed call then goes straight to the real function. */
+extern __thread int shim_busy;
+#define BUSY_ENTER() (shim_busy++)
+#define BUSY_LEAVE() (shim_busy--)
+
+/* ---- config.c ---- */
+struct shim_config {
+	unsigned int default_flags;	/* WTIO_* of every write */
+	uint64_t cache_size;
+	char **paths;			/* realpath'd, no trailing slash */
+	size_t *path_lens;
+	int nr_paths;
+	bool debug;
+	bool disabled;			/* WTIO_DISABLE=1 or bad config */
+};
+extern struct shim_config shim_cfg;
+void shim_init(void);
+extern pid_t shim_pid;		/* exec.c: this process, not a vfork child */
+bool shim_path_served(const char *abs_path);
+struct wtio_ctx *shim_ctx(void);	/* created on first use; NULL = failed */
+void shim_ctx_forget(void);		/* child after fork */
+void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- fdtable.c ---- */
+/* One served file (dev, ino) of this process: holds the OFD lock that
+ * keeps other processes' shims off it, on a descriptor of its own. */
+struct shim_inode {
+	dev_t dev;
+	ino_t ino;
+	int lock_fd;
+	int lock_type;			/* F_RDLCK or F_WRLCK */
+	int refs;			/* open file descriptions using it */
+	bool passthrough;		/* demoted for good (mmap, peer) */
+	struct shim_ofd *ofds;		/* list of its open descriptions */
+	struct shim_inode *next;
+};
+
+/* One open file description (what dup shares). */
+struct shim_ofd {
+	pthread_rwlock_t io_lock;	/* shared: I/O; exclusive: wf changes */
+	pthread_mutex_t pos_lock;	/* f_pos_lock: read/write/lseek */
+	atomic_int refs;		/* table slots + calls in progress */
+	struct wtio_file *wf;		/* NULL once passed through */
+	struct shim_inode *inode;
+	int realfd;			/* a descriptor of the description */
+	int oflags;			/* access mode, O_APPEND, O_NONBLOCK.. */
+	int wtio_oflags;		/* what wtio_open was given (reopen) */
+	off_t pos;
+	uint32_t block_size;		/* wtio's block: rounds its size */
+	struct shim_ofd *inode_next;
+};
+
+/* The lock sentinel: a byte far past any data, so the shim's OFD lock does
+ * not conflict with the program's own record locks (see fcntl.c). */
+#define SHIM_LOCK_BYTE	((off_t)0x7fffffffffff0000LL)
+
+struct shim_ofd *fd_get(int fd);	/* referenced, or NULL */
+void ofd_put(struct shim_ofd *o);
+void fd_install(int fd, struct shim_ofd *o);	/* takes a reference */
+struct shim_ofd *fd_remove(int fd);	/* returns the slot's reference */
+bool fd_is_served(int fd);
+int fd_table_size(void);
+
+/* Serve an already opened real fd through wtio, or leave it alone.
+ * oflags: the program's flags. Never fails the open. */
+void shim_adopt(int fd, int oflags);
+/* The served inode of (dev, ino), locked registry; size through wtio. */
+bool shim_inode_size(dev_t dev, ino_t ino, off_t *size);
+/* Flush the file's dirty data and make its backing size exact. */
+int ofd_flush(struct shim_ofd *o, bool durable);
+/* Close every wtio handle of the inode (writing everything back), run fn
+ * with the cache empty, then reopen them (or pass through for good when
+ * keep_passthrough). Returns fn's result. */
+typedef long (*around_fn)(void *arg);
+long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
+		  bool keep_passthrough);
+/* Pass one description through from now on (after writing back). */
+void ofd_demote(struct shim_ofd *o);
+bool ofd_guard_size(struct shim_ofd *o);
+void shim_flush_all(bool durable);
+void shim_close_all(void);
+int shim_peer_check(struct shim_ofd *o);
+
+/* errno helpers: wtio returns -errno, libc calls set errno. */
+static inline long shim_ret(long r)
+{
+	if (r < 0) {
+		extern int *__errno_location(void);
+		*__errno_location() = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+/* wtio flags for a read or write call given its RWF_* flags. */
+int shim_rwf(int rwf, bool write, unsigned int *wflags, bool *append);
+
+#endif

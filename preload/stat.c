@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stat.c - the stat family and statx: a served file's size is wtio's
+ * (the backing file may briefly be longer or shorter than what the
+ * program wrote until the next fsync or close).
+ */
+#include <errno.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+static void fix(struct stat *st)
+{
+	off_t size;
+
+	if (S_ISREG(st->st_mode) &&
+	    shim_inode_size(st->st_dev, st->st_ino, &size))
+		st->st_size = size;
+}
+
+static int do_fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	int r;
+
+	shim_resolve();
+	if (real.fstatat)
+		r = real.fstatat(dirfd, path, st, flags);
+	else
+		r = (int)syscall(SYS_newfstatat, dirfd, path, st, flags);
+	if (r == 0 && !shim_busy)
+		fix(st);
+	return r;
+}
+
+static int do_fstat(int fd, struct stat *st)
+{
+	int r;
+
+	shim_resolve();
+	if (real.fstat)
+		r = real.fstat(fd, st);
+	else
+		r = (int)syscall(SYS_fstat, fd, st);
+	/* only descriptors the table knows: wtio's own threads fstat
+	 * their backing descriptors and must not wait on the registry */
+	if (r == 0 && !shim_busy && fd_is_served(fd))
+		fix(st);
+	return r;
+}
+
+SHIM_API int stat(const char *path, struct stat *st)
+{
+	return do_fstatat(AT_FDCWD, path, st, 0);
+}
+
+SHIM_API int lstat(const char *path, struct stat *st)
+{
+	return do_fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+SHIM_API int fstat(int fd, struct stat *st)
+{
+	return do_fstat(fd, st);
+}
+
+SHIM_API int fstatat(int dirfd, const char *path, struct stat *st, int flags)
+{
+	return do_fstatat(dirfd, path, st, flags);
+}
+
+/* On 64-bit Linux struct stat64 is struct stat. */
+SHIM_API int stat64(const char *path, struct stat64 *st) __attribute__((alias("stat")));
+SHIM_API int lstat64(const char *path, struct stat64 *st) __attribute__((alias("lstat")));
+SHIM_API int fstat64(int fd, struct stat64 *st) __attribute__((alias("fstat")));
+SHIM_API int fstatat64(int dirfd, const char *path, struct stat64 *st, int flags)
+	__attribute__((alias("fstatat")));
+
+/* glibc before 2.33 compiled stat calls into these. */
+SHIM_API int __xstat(int ver, const char *path, struct stat *st);
+SHIM_API int __xstat(int ver, const char *path, struct stat *st)
+{
+	(void)ver;
+	return do_fstatat(AT_FDCWD, path, st, 0);
+}
+
+SHIM_API int __lxstat(int ver, const char *path, struct stat *st);
+SHIM_API int __lxstat(int ver, const char *path, struct stat *st)
+{
+	(void)ver;
+	return do_fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+SHIM_API int __fxstat(int ver, int fd, struct stat *st);
+SHIM_API int __fxstat(int ver, int fd, struct stat *st)
+{
+	(void)ver;
+	return do_fstat(fd, st);
+}
+
+SHIM_API int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
+			int flags);
+SHIM_API int __fxstatat(int ver, int dirfd, const char *path, struct stat *st,
+			int flags)
+{
+	(void)ver;
+	return do_fstatat(dirfd, path, st, flags);
+}
+
+SHIM_API int __xstat64(int ver, const char *path, struct stat *st)
+	__attribute__((alias("__xstat")));
+SHIM_API int __lxstat64(int ver, const char *path, struct stat *st)
+	__attribute__((alias("__lxstat")));
+SHIM_API int __fxstat64(int ver, int fd, struct stat *st)
+	__attribute__((alias("__fxstat")));
+SHIM_API int __fxstatat64(int ver, int dirfd, const char *path,
+			  struct stat *st, int flags)
+	__attribute__((alias("__fxstatat")));
+
+SHIM_API int statx(int dirfd, const char *path, int flags, unsigned int mask,
+		   struct statx *stx)
+{
+	off_t size;
+	int r;
+
+	shim_resolve();
+	if (real.statx)
+		r = real.statx(dirfd, path, flags, mask, stx);
+	else
+		r = (int)syscall(SYS_statx, dirfd, path, flags, mask, stx);
+	if (r == 0 && !shim_busy && (stx->stx_mask & STATX_SIZE) &&
+	    (stx->stx_mask & STATX_INO) && S_ISREG(stx->stx_mode) &&
+	    shim_inode_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
+			    stx->stx_ino, &size))
+		stx->stx_size = (uint64_t)size;
+	return r;
+}
