@@ -49,26 +49,14 @@ static int atomic_copy(struct wtio_file *file, const char *bounce, off_t off,
 
 	*nr = 0;
 	while (done < len) {
-		off_t pos = off + (off_t)done;
-		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
-		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
-		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
-					       len - done : ctx->folio_size - from);
+		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		uint64_t index = sp.index;
+		uint32_t from = sp.from, to = sp.to;
 		struct wtio_folio *f;
-		bool created;
 
-		ret = wtio_folio_get_locked(inode, index, nowait, &f, &created);
+		ret = wtio_folio_get_stable(inode, index, nowait, &f);
 		if (ret)
 			break;
-		if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
-			if (nowait) {
-				wtio_folio_unlock(f);
-				wtio_folio_put(ctx, f);
-				ret = -EAGAIN;
-				break;
-			}
-			wtio_folio_wait_writeback(f);
-		}
 		ret = wtio_write_prepare_blocks(inode, f, from, to,
 						wtio_inode_size(inode), nowait);
 		if (ret) {
@@ -139,13 +127,12 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_folio **v;
 	struct iovec bv;
 	char *bounce;
-	int i, nr = 0, ret;
+	int nr = 0, ret;
 	bool extending;
 	ssize_t res;
 
 	/* The shape was checked with the other arguments (api.c). */
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
+	len = wtio_iov_length(iov, iovcnt);
 	if (align < 4096)
 		align = 4096;
 	bounce = aligned_alloc(align, len);
@@ -158,14 +145,9 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	wtio_iter_init(&it, iov, iovcnt);
 	wtio_iter_copy(&it, bounce, len, false);
 
-	if (flags & WTIO_NOWAIT) {
-		if (pthread_rwlock_trywrlock(&inode->i_rwsem)) {
-			ret = -EAGAIN;
-			goto out_free;
-		}
-	} else {
-		pthread_rwlock_wrlock(&inode->i_rwsem);
-	}
+	ret = wtio_rwsem_lock(inode, false, flags & WTIO_NOWAIT);
+	if (ret)
+		goto out_free;
 	/* Write-back data already dirty in the range's folios goes to disk
 	 * first: a dirty block only partly covered by the range (blocks can
 	 * be larger than the range) must not lose its other bytes, and a

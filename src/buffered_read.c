@@ -242,16 +242,11 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	size_t len = 0, done = 0;
 	uint32_t window;
 	int64_t isize;
-	int i, ret = 0;
+	int ret = 0;
 
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
-	if (nowait) {
-		if (pthread_rwlock_tryrdlock(&inode->i_rwsem))
-			return -EAGAIN;
-	} else {
-		pthread_rwlock_rdlock(&inode->i_rwsem);
-	}
+	len = wtio_iov_length(iov, iovcnt);
+	if (wtio_rwsem_lock(inode, true, nowait))
+		return -EAGAIN;
 	isize = wtio_inode_size(inode);
 	if (off >= isize || !len)
 		goto out;
@@ -263,11 +258,9 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	wtio_iter_init(&it, iov, iovcnt);
 
 	while (done < len) {
-		off_t pos = off + (off_t)done;
-		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
-		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
-		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
-					       len - done : ctx->folio_size - from);
+		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		uint64_t index = sp.index;
+		uint32_t from = sp.from, to = sp.to;
 		struct wtio_folio *f = wtio_folio_lookup(inode, index);
 		bool created;
 

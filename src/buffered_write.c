@@ -64,41 +64,27 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	bool nowait = flags & WTIO_NOWAIT;
 	struct wtio_iov_iter it;
 	size_t len = 0, done = 0;
-	int i, ret = 0;
+	int ret = 0;
 
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
+	len = wtio_iov_length(iov, iovcnt);
 	if (!len)
 		return 0;
-	if (nowait) {
-		if (atomic_load(&ctx->nr_dirty) > ctx->dirty_limit_folios)
-			return -EAGAIN;
-		if (pthread_rwlock_trywrlock(&inode->i_rwsem))
-			return -EAGAIN;
-	} else {
-		pthread_rwlock_wrlock(&inode->i_rwsem);
-	}
+	if (nowait && wtio_nr_dirty_cleanable(ctx) > ctx->dirty_limit_folios)
+		return -EAGAIN;
+	if (wtio_rwsem_lock(inode, false, nowait))
+		return -EAGAIN;
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
-		off_t pos = off + (off_t)done;
-		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
-		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
-		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
-					       len - done : ctx->folio_size - from);
+		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		off_t pos = sp.pos;
+		uint64_t index = sp.index;
+		uint32_t from = sp.from, to = sp.to;
 		int64_t isize = wtio_inode_size(inode);
 		struct wtio_folio *f;
-		bool created;
 
-		ret = wtio_folio_get_locked(inode, index, nowait, &f, &created);
+		ret = wtio_folio_get_stable(inode, index, nowait, &f);
 		if (ret)
 			break;
-		if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
-			if (nowait) {
-				ret = -EAGAIN;
-				goto unlock;
-			}
-			wtio_folio_wait_writeback(f);
-		}
 		ret = wtio_write_prepare_blocks(inode, f, from, to, isize,
 						nowait);
 		if (ret)

@@ -23,6 +23,16 @@ static inline void wtio_iter_init(struct wtio_iov_iter *it,
 	it->off = 0;
 }
 
+/* Total bytes of an iovec array (checked by the API beforehand). */
+static inline size_t wtio_iov_length(const struct iovec *iov, int nr)
+{
+	size_t len = 0;
+
+	while (nr-- > 0)
+		len += iov[nr].iov_len;
+	return len;
+}
+
 /* Copy n bytes out of the iovecs (to_iov false) or into them (true). */
 static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
 				  size_t n, bool to_iov)

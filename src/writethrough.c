@@ -28,15 +28,6 @@
 #define RWF_DSYNC 0x00000002
 #endif
 
-static int wt_lock(struct wtio_inode *inode, bool shared, bool nowait)
-{
-	if (shared)
-		return nowait ? pthread_rwlock_tryrdlock(&inode->i_rwsem) :
-				pthread_rwlock_rdlock(&inode->i_rwsem);
-	return nowait ? pthread_rwlock_trywrlock(&inode->i_rwsem) :
-			pthread_rwlock_wrlock(&inode->i_rwsem);
-}
-
 /* Submit what this write has gathered and wait for it: done before
  * blocking on anything, so that no thread ever sleeps while holding
  * writeback that only it can complete. */
@@ -63,10 +54,9 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_ioend *cur = NULL;
 	struct wtio_iov_iter it;
 	size_t len = 0, done = 0;
-	int i, ret = 0;
+	int ret = 0;
 
-	for (i = 0; i < iovcnt; i++)
-		len += iov[i].iov_len;
+	len = wtio_iov_length(iov, iovcnt);
 	*extending = false;
 	if (!len)
 		return 0;
@@ -80,7 +70,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	 * under the lock, since an extending writer may have moved it. */
 	if ((flags & WTIO_NOSERIAL) &&
 	    off + (int64_t)len <= wtio_inode_size(inode)) {
-		if (wt_lock(inode, true, nowait))
+		if (wtio_rwsem_lock(inode, true, nowait))
 			return -EAGAIN;
 		if (off + (int64_t)len <= wtio_inode_size(inode)) {
 			shared = true;
@@ -88,16 +78,15 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 			pthread_rwlock_unlock(&inode->i_rwsem);
 		}
 	}
-	if (!shared && wt_lock(inode, false, nowait))
+	if (!shared && wtio_rwsem_lock(inode, false, nowait))
 		return -EAGAIN;
 
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
-		off_t pos = off + (off_t)done;
-		uint64_t index = (uint64_t)pos >> ctx->folio_shift;
-		uint32_t from = (uint32_t)(pos & (ctx->folio_size - 1));
-		uint32_t to = from + (uint32_t)(len - done < ctx->folio_size - from ?
-					       len - done : ctx->folio_size - from);
+		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		off_t pos = sp.pos;
+		uint64_t index = sp.index;
+		uint32_t from = sp.from, to = sp.to;
 		int64_t isize = wtio_inode_size(inode);
 		uint64_t written = wtio_ifs_mask(inode, from, to), redirty = 0;
 		struct wtio_folio *f;

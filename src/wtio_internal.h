@@ -15,6 +15,7 @@
 #ifndef WTIO_INTERNAL_H
 #define WTIO_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -252,6 +253,10 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
 int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 			  bool nowait, struct wtio_folio **foliop,
 			  bool *created);
+/* As wtio_folio_get_locked, and stable: not under writeback, so that a
+ * copy into it cannot race its I/O (-EAGAIN with nowait if it is). */
+int wtio_folio_get_stable(struct wtio_inode *inode, uint64_t index,
+			  bool nowait, struct wtio_folio **foliop);
 /* Create a new locked folio at index if absent and one can be had
  * without waiting; NULL otherwise (readahead). */
 struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
@@ -430,6 +435,42 @@ int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 static inline int64_t wtio_nr_dirty_cleanable(struct wtio_ctx *ctx)
 {
 	return atomic_load(&ctx->nr_dirty) - atomic_load(&ctx->nr_dirty_error);
+}
+
+/* The part of [off, off + len) from byte done on that one folio holds. */
+struct wtio_span {
+	off_t pos;		/* file offset where the part starts */
+	uint64_t index;		/* the folio */
+	uint32_t from, to;	/* bytes [from, to) of the folio */
+};
+
+static inline struct wtio_span wtio_span_at(const struct wtio_ctx *ctx,
+					    off_t off, size_t len, size_t done)
+{
+	struct wtio_span sp;
+	size_t room;
+
+	sp.pos = off + (off_t)done;
+	sp.index = (uint64_t)sp.pos >> ctx->folio_shift;
+	sp.from = (uint32_t)(sp.pos & (ctx->folio_size - 1));
+	room = ctx->folio_size - sp.from;
+	sp.to = sp.from + (uint32_t)(len - done < room ? len - done : room);
+	return sp;
+}
+
+/* Take the file lock, or -EAGAIN with nowait when it is held. */
+static inline int wtio_rwsem_lock(struct wtio_inode *inode, bool shared,
+				  bool nowait)
+{
+	int ret;
+
+	if (shared)
+		ret = nowait ? pthread_rwlock_tryrdlock(&inode->i_rwsem) :
+			       pthread_rwlock_rdlock(&inode->i_rwsem);
+	else
+		ret = nowait ? pthread_rwlock_trywrlock(&inode->i_rwsem) :
+			       pthread_rwlock_wrlock(&inode->i_rwsem);
+	return ret ? -EAGAIN : 0;
 }
 
 /* ---- misc ---- */
