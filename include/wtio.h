@@ -105,6 +105,9 @@ struct wtio_config {
 #define WTIO_CONFIG_NO_READAHEAD (1u << 0)
 /* Do not register the cache memory as io_uring fixed buffers. */
 #define WTIO_CONFIG_NO_FIXED_BUFFERS (1u << 1)
+/* Ignore stripe geometry: build I/Os without cutting them at stripe
+ * units (to measure what the alignment is worth). */
+#define WTIO_CONFIG_NO_STRIPE_ALIGN (1u << 2)
 
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);

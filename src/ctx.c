@@ -104,7 +104,8 @@ static int config_check(struct wtio_config *c)
 		return -EINVAL;
 	if (c->backend == WTIO_BACKEND_FAULT && !c->fault)
 		return -EINVAL;
-	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS))
+	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
+			 WTIO_CONFIG_NO_STRIPE_ALIGN))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))

@@ -49,7 +49,8 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode)
 		inode->geo.stripe_source = "config";
 	}
 	/* A stripe unit that is not whole blocks cannot be honoured. */
-	if (inode->geo.stripe_unit % bs) {
+	if ((ctx->cfg.flags & WTIO_CONFIG_NO_STRIPE_ALIGN) ||
+	    inode->geo.stripe_unit % bs) {
 		inode->geo.stripe_unit = 0;
 		inode->geo.stripe_width = 0;
 		inode->geo.stripe_source = "none";
