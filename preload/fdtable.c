@@ -37,8 +37,7 @@ struct shim_ofd *fd_get(int fd)
 {
 	struct shim_ofd *o;
 
-	if (fd < 0 || fd >= TABLE_MAX ||
-	    !atomic_load_explicit(&table[fd], memory_order_acquire))
+	if (!fd_is_served(fd))
 		return NULL;
 	pthread_rwlock_rdlock(&table_lock);
 	o = atomic_load(&table[fd]);
@@ -82,8 +81,7 @@ struct shim_ofd *fd_remove(int fd)
 {
 	struct shim_ofd *o;
 
-	if (fd < 0 || fd >= TABLE_MAX ||
-	    !atomic_load_explicit(&table[fd], memory_order_acquire))
+	if (!fd_is_served(fd))
 		return NULL;
 	pthread_rwlock_wrlock(&table_lock);
 	o = atomic_exchange(&table[fd], NULL);
@@ -97,13 +95,46 @@ struct shim_ofd *fd_remove(int fd)
 	return o;
 }
 
+/* Drop a reference to ino; the last one of a served inode unregisters it,
+ * releases its lock and frees it. reg_lock held. */
+static void inode_unref_locked(struct shim_inode *ino)
+{
+	struct shim_inode **pi;
+
+	if (--ino->refs || ino->passthrough)
+		return;
+	for (pi = &inodes; *pi; pi = &(*pi)->next)
+		if (*pi == ino) {
+			*pi = ino->next;
+			break;
+		}
+	real.close(ino->lock_fd);
+	free(ino);
+}
+
+/* Close o's wtio handle, if it has one (which writes its dirty data
+ * back); the real descriptor stays open. Returns wtio_close's result. */
+static int ofd_close_wf(struct shim_ofd *o)
+{
+	int ret;
+
+	if (!o->wf)
+		return 0;
+	ofd_guard_size(o);
+	BUSY_ENTER();
+	ret = wtio_close(o->wf);
+	BUSY_LEAVE();
+	o->wf = NULL;
+	return ret;
+}
+
 /* Free a description nobody refers to any more: close its wtio handle
  * (which writes its dirty data back) and drop its inode reference. */
 static int ofd_free(struct shim_ofd *o)
 {
-	struct shim_inode *ino = o->inode, **pi;
+	struct shim_inode *ino = o->inode;
 	struct shim_ofd **po;
-	int ret = 0;
+	int ret;
 
 	pthread_mutex_lock(&reg_lock);
 	for (po = &ino->ofds; *po; po = &(*po)->inode_next)
@@ -111,22 +142,8 @@ static int ofd_free(struct shim_ofd *o)
 			*po = o->inode_next;
 			break;
 		}
-	if (o->wf) {
-		ofd_guard_size(o);
-		BUSY_ENTER();
-		ret = wtio_close(o->wf);
-		BUSY_LEAVE();
-		o->wf = NULL;
-	}
-	if (--ino->refs == 0 && !ino->passthrough) {
-		for (pi = &inodes; *pi; pi = &(*pi)->next)
-			if (*pi == ino) {
-				*pi = ino->next;
-				break;
-			}
-		real.close(ino->lock_fd);
-		free(ino);
-	}
+	ret = ofd_close_wf(o);
+	inode_unref_locked(ino);
 	pthread_mutex_unlock(&reg_lock);
 	pthread_rwlock_destroy(&o->io_lock);
 	pthread_mutex_destroy(&o->pos_lock);
@@ -230,21 +247,6 @@ static struct shim_inode *inode_get(int fd, const struct stat *st,
 	ino->next = inodes;
 	inodes = ino;
 	return ino;
-}
-
-static void inode_unref_locked(struct shim_inode *ino)
-{
-	struct shim_inode **pi;
-
-	if (--ino->refs || ino->passthrough)
-		return;
-	for (pi = &inodes; *pi; pi = &(*pi)->next)
-		if (*pi == ino) {
-			*pi = ino->next;
-			break;
-		}
-	real.close(ino->lock_fd);
-	free(ino);
 }
 
 void shim_adopt(int fd, int oflags)
@@ -363,17 +365,26 @@ bool shim_inode_size(dev_t dev, ino_t inum, off_t *size)
 	return found;
 }
 
-int ofd_flush(struct shim_ofd *o, bool durable)
+/* ofd_flush with o's io_lock held. */
+static int ofd_flush_locked(struct shim_ofd *o, bool durable)
 {
 	int ret = 0;
 
-	pthread_rwlock_rdlock(&o->io_lock);
 	if (o->wf) {
 		ofd_guard_size(o);
 		BUSY_ENTER();
 		ret = durable ? wtio_fsync(o->wf) : wtio_fdatasync(o->wf);
 		BUSY_LEAVE();
 	}
+	return ret;
+}
+
+int ofd_flush(struct shim_ofd *o, bool durable)
+{
+	int ret;
+
+	pthread_rwlock_rdlock(&o->io_lock);
+	ret = ofd_flush_locked(o, durable);
 	pthread_rwlock_unlock(&o->io_lock);
 	return ret;
 }
@@ -392,13 +403,7 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 	pthread_mutex_lock(&reg_lock);
 	for (o = ino->ofds; o; o = o->inode_next) {
 		pthread_rwlock_wrlock(&o->io_lock);
-		if (o->wf) {
-			ofd_guard_size(o);
-			BUSY_ENTER();
-			wtio_close(o->wf);
-			BUSY_LEAVE();
-			o->wf = NULL;
-		}
+		ofd_close_wf(o);
 	}
 	if (fn) {
 		for (o = ino->ofds; o; o = o->inode_next)
@@ -516,15 +521,7 @@ void shim_flush_all(bool durable)
 	for (ino = inodes; ino; ino = ino->next)
 		for (o = ino->ofds; o; o = o->inode_next) {
 			pthread_rwlock_rdlock(&o->io_lock);
-			if (o->wf) {
-				ofd_guard_size(o);
-				BUSY_ENTER();
-				if (durable)
-					wtio_fsync(o->wf);
-				else
-					wtio_fdatasync(o->wf);
-				BUSY_LEAVE();
-			}
+			ofd_flush_locked(o, durable);
 			/* exec/fork: the kernel position must be right */
 			real.lseek(o->realfd, o->pos, SEEK_SET);
 			pthread_rwlock_unlock(&o->io_lock);
@@ -545,11 +542,7 @@ void shim_close_all(void)
 		for (o = ino->ofds; o; o = o->inode_next) {
 			pthread_rwlock_wrlock(&o->io_lock);
 			if (o->wf) {
-				ofd_guard_size(o);
-				BUSY_ENTER();
-				wtio_close(o->wf);
-				BUSY_LEAVE();
-				o->wf = NULL;
+				ofd_close_wf(o);
 				real.lseek(o->realfd, o->pos, SEEK_SET);
 			}
 			pthread_rwlock_unlock(&o->io_lock);

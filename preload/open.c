@@ -323,20 +323,7 @@ SHIM_API int fcntl(int fd, int cmd, ...)
 	return shim_fcntl(fd, cmd, arg);
 }
 
-SHIM_API int fcntl64(int fd, int cmd, ...);
-SHIM_API int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	void *arg;
-
-	va_start(ap, cmd);
-	arg = va_arg(ap, void *);
-	va_end(ap);
-	shim_resolve();
-	if (shim_busy)
-		return real.fcntl(fd, cmd, arg);
-	return shim_fcntl(fd, cmd, arg);
-}
+SHIM_API int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 
 /* glibc's lockf calls fcntl internally, past the interposer: redo it
  * here so that its whole-file form is clipped too. */

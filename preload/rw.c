@@ -137,6 +137,16 @@ static ssize_t rw(int fd, const struct iovec *iov, int cnt, off_t off,
 	return r;
 }
 
+/* An offset below min on a served descriptor: EINVAL, as the kernel
+ * answers (a descriptor passed through gets the kernel's own answer). */
+static bool bad_offset(int fd, off_t off, off_t min)
+{
+	if (off >= min || !fd_is_served(fd))
+		return false;
+	errno = EINVAL;
+	return true;
+}
+
 #define SERVE(fd, iov, cnt, off, rwf, write, realcall)			\
 	do {								\
 		bool pt_;						\
@@ -174,10 +184,8 @@ SHIM_API ssize_t pread(int fd, void *buf, size_t n, off_t off)
 {
 	struct iovec v = { buf, n };
 
-	if (off < 0 && fd_is_served(fd)) {
-		errno = EINVAL;
+	if (bad_offset(fd, off, 0))
 		return -1;
-	}
 	SERVE(fd, &v, 1, off, 0, false, real.pread(fd, buf, n, off));
 }
 
@@ -201,10 +209,8 @@ SHIM_API ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
 	struct iovec v = { (void *)buf, n };
 
-	if (off < 0 && fd_is_served(fd)) {
-		errno = EINVAL;
+	if (bad_offset(fd, off, 0))
 		return -1;
-	}
 	SERVE(fd, &v, 1, off, 0, true, real.pwrite(fd, buf, n, off));
 }
 
@@ -223,10 +229,8 @@ SHIM_API ssize_t writev(int fd, const struct iovec *iov, int cnt)
 
 SHIM_API ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	if (off < 0 && fd_is_served(fd)) {
-		errno = EINVAL;
+	if (bad_offset(fd, off, 0))
 		return -1;
-	}
 	SERVE(fd, iov, cnt, off, 0, false, real.preadv(fd, iov, cnt, off));
 }
 
@@ -235,10 +239,8 @@ SHIM_API ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off_t off)
 
 SHIM_API ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
-	if (off < 0 && fd_is_served(fd)) {
-		errno = EINVAL;
+	if (bad_offset(fd, off, 0))
 		return -1;
-	}
 	SERVE(fd, iov, cnt, off, 0, true, real.pwritev(fd, iov, cnt, off));
 }
 
@@ -249,10 +251,8 @@ SHIM_API ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off_t off)
 SHIM_API ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off,
 			 int flags)
 {
-	if (off < -1 && fd_is_served(fd)) {
-		errno = EINVAL;
+	if (bad_offset(fd, off, -1))
 		return -1;
-	}
 	SERVE(fd, iov, cnt, off, flags, false,
 	      real.preadv2(fd, iov, cnt, off, flags));
 }
@@ -263,10 +263,8 @@ SHIM_API ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt,
 SHIM_API ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off,
 			  int flags)
 {
-	if (off < -1 && fd_is_served(fd)) {
-		errno = EINVAL;
+	if (bad_offset(fd, off, -1))
 		return -1;
-	}
 	SERVE(fd, iov, cnt, off, flags, true,
 	      real.pwritev2(fd, iov, cnt, off,
 			    flags & ~(SHIM_RWF_WRITETHROUGH | SHIM_RWF_NOSERIAL)));

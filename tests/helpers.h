@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -78,6 +79,30 @@ static inline void t_skip(const char *fmt, ...)
 	exit(T_EXIT_SKIP);
 }
 
+/* ---- watchdog ---- */
+
+static const char *t_watchdog_msg;
+
+static void t_watchdog_fire(int sig)
+{
+	(void)sig;
+	if (write(2, t_watchdog_msg, strlen(t_watchdog_msg)) < 0)
+		_exit(T_EXIT_FAIL);
+	_exit(T_EXIT_FAIL);
+}
+
+/*
+ * Fail the test (exit T_EXIT_FAIL, msg on stderr) if it still runs after
+ * seconds: a hang becomes a failure with a reason instead of a timeout.
+ * msg must stay valid (a string literal) and should end in a newline.
+ */
+static inline void t_watchdog(unsigned int seconds, const char *msg)
+{
+	t_watchdog_msg = msg;
+	signal(SIGALRM, t_watchdog_fire);
+	alarm(seconds);
+}
+
 /* ---- temporary files ---- */
 
 #define T_MAX_TMP 256
@@ -117,6 +142,48 @@ static inline const char *t_tmpfile(const char *tag)
 	}
 	close(fd);
 	return p;
+}
+
+/*
+ * Files in another directory (a mounted test image, say): a new, empty
+ * "<dir>/<tag>.<n>", kept until t_remove_dir_files() unlinks them all
+ * (before the directory goes away, so not at exit).
+ */
+#define T_MAX_DIR_FILES 64
+static char t_dir_names[T_MAX_DIR_FILES][256];
+static int t_nr_dir;
+
+static inline const char *t_dir_file(const char *dir, const char *tag)
+{
+	char *p;
+	int fd;
+
+	CHECK(t_nr_dir < T_MAX_DIR_FILES);
+	p = t_dir_names[t_nr_dir];
+	snprintf(p, 256, "%s/%s.%d", dir, tag, t_nr_dir);
+	fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECKF(fd >= 0, "create %s: %s", p, strerror(errno));
+	close(fd);
+	t_nr_dir++;
+	return p;
+}
+
+static inline void t_remove_dir_files(void)
+{
+	while (t_nr_dir > 0)
+		unlink(t_dir_names[--t_nr_dir]);
+}
+
+/* Write data[0..len) at offset 0 of the existing file path with a plain
+ * descriptor and fsync it: known content on disk before a test starts. */
+static inline void t_write_disk(const char *path, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, data, len, 0), (long long)len);
+	CHECK_OK(fsync(fd));
+	close(fd);
 }
 
 /* Skip the test when the current directory refuses O_DIRECT. */
@@ -222,6 +289,24 @@ static inline void *t_zalloc(size_t len)
 	return p;
 }
 
+/* ---- writes mirrored in a shadow copy ---- */
+
+/* Write the pattern (seed) to [off, off+len) of f, which must write it
+ * all, and the same bytes to shadow; *size grows to cover the write. */
+static inline void t_pwrite_shadow(struct wtio_file *f, uint8_t *shadow,
+				   size_t *size, off_t off, size_t len,
+				   uint64_t seed, unsigned int flags)
+{
+	uint8_t *buf = t_malloc(len);
+
+	t_fill(buf, len, seed, (uint64_t)off);
+	CHECK_EQ(wtio_pwrite(f, buf, len, off, flags), (long long)len);
+	memcpy(shadow + off, buf, len);
+	if ((size_t)off + len > *size)
+		*size = (size_t)off + len;
+	free(buf);
+}
+
 /* ---- what reached the disk ---- */
 
 static inline off_t t_disk_size(const char *path)
@@ -316,13 +401,37 @@ static inline void t_check_wtio_range(struct wtio_file *f, const uint8_t *shadow
 	free(buf);
 }
 
+/* ---- contexts ---- */
+
+/* wtio_ctx_create(cfg), which must succeed. */
+static inline struct wtio_ctx *t_ctx_create(const struct wtio_config *cfg)
+{
+	struct wtio_ctx *ctx = NULL;
+	int ret = wtio_ctx_create(cfg, &ctx);
+
+	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
+	return ctx;
+}
+
+/* wtio_ctx_create(cfg); a backend not available here (-EOPNOTSUPP) skips
+ * the test, any other error fails it. */
+static inline struct wtio_ctx *
+t_ctx_create_or_skip(const struct wtio_config *cfg)
+{
+	struct wtio_ctx *ctx = NULL;
+	int ret = wtio_ctx_create(cfg, &ctx);
+
+	if (ret == -EOPNOTSUPP)
+		t_skip("backend %u not available here", cfg->backend);
+	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
+	return ctx;
+}
+
 /* A context with a given folio size and budget (in folios). */
 static inline struct wtio_ctx *t_ctx(uint32_t folio_size, uint64_t nr_folios,
 				     uint32_t backend)
 {
 	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-	int ret;
 
 	wtio_config_init(&cfg);
 	cfg.folio_size = folio_size;
@@ -332,11 +441,46 @@ static inline struct wtio_ctx *t_ctx(uint32_t folio_size, uint64_t nr_folios,
 	if (cfg.readahead_max < folio_size)
 		cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
 	cfg.backend = backend;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP)
-		t_skip("backend %u not available here", backend);
-	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
-	return ctx;
+	return t_ctx_create_or_skip(&cfg);
+}
+
+/*
+ * Defaults (wtio_config_init) but for the fault backend (wtio_fault.h)
+ * with injector/recorder fault, and a budget of nr_folios folios of
+ * folio_size bytes. The caller sets further fields, then creates the
+ * context (t_ctx_create, t_ctx_create_or_skip).
+ */
+static inline void t_fault_config(struct wtio_config *cfg,
+				  struct wtio_fault *fault,
+				  uint32_t folio_size, uint64_t nr_folios)
+{
+	wtio_config_init(cfg);
+	cfg->folio_size = folio_size;
+	cfg->cache_size = (uint64_t)folio_size * nr_folios;
+	cfg->backend = WTIO_BACKEND_FAULT;
+	cfg->fault = fault;
+}
+
+/* A fault-backend context (t_fault_config) whose readahead limit is a
+ * quarter of the budget; it must be created. */
+static inline struct wtio_ctx *t_fault_ctx(struct wtio_fault *fault,
+					   uint32_t folio_size,
+					   uint64_t nr_folios)
+{
+	struct wtio_config cfg;
+
+	t_fault_config(&cfg, fault, folio_size, nr_folios);
+	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
+	return t_ctx_create(&cfg);
+}
+
+/* The context's counters (wtio_stats, which must succeed). */
+static inline struct wtio_stats t_stats(struct wtio_ctx *ctx)
+{
+	struct wtio_stats s;
+
+	CHECK_OK(wtio_stats(ctx, &s));
+	return s;
 }
 
 static inline struct wtio_file *t_open(struct wtio_ctx *ctx, const char *path,

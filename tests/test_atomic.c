@@ -41,35 +41,16 @@
 #define RWF_DSYNC 0x00000002
 #endif
 
-static char paths[64][256];
-static int nr_paths;
-
+/* A new file on the XFS image. */
 static const char *xfs_file(const char *tag)
 {
-	int fd;
-
-	CHECK(nr_paths < 64);
-	xl_path(paths[nr_paths], 256, tag);
-	snprintf(paths[nr_paths] + strlen(paths[nr_paths]), 32, ".%d",
-		 nr_paths);
-	fd = open(paths[nr_paths], O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECKF(fd >= 0, "create %s: %s", paths[nr_paths], strerror(errno));
-	close(fd);
-	return paths[nr_paths++];
-}
-
-static void remove_files(void)
-{
-	while (nr_paths > 0)
-		unlink(paths[--nr_paths]);
+	return t_dir_file(xl.mnt, tag);
 }
 
 static struct wtio_ctx *mk_ctx(uint32_t fsz, uint64_t cache,
 			       struct wtio_fault *fault, uint32_t su)
 {
 	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-	int ret;
 
 	wtio_config_init(&cfg);
 	cfg.folio_size = fsz;
@@ -82,17 +63,7 @@ static struct wtio_ctx *mk_ctx(uint32_t fsz, uint64_t cache,
 	}
 	cfg.stripe_unit = su;
 	cfg.stripe_width = su;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
-	return ctx;
-}
-
-static struct wtio_stats st(struct wtio_ctx *ctx)
-{
-	struct wtio_stats s;
-
-	CHECK_OK(wtio_stats(ctx, &s));
-	return s;
+	return t_ctx_create(&cfg);
 }
 
 static ssize_t wr(struct wtio_file *f, uint8_t *shadow, size_t *size,
@@ -146,7 +117,7 @@ static void part_unsupported(void)
 			CHECK_EQ(info.atomic_unit_min, 0);
 			CHECK_EQ(wr(f, NULL, &size, 0, 8192, 1, 0), 8192);
 			CHECK_OK(wtio_fsync(f));
-			a = st(ctx);
+			a = t_stats(ctx);
 			for (i = 0; i < 5; i++) {
 				CHECK_EQ(wr(f, NULL, &size, offs[i], lens[i], 2,
 					    WTIO_ATOMIC), -EOPNOTSUPP);
@@ -154,7 +125,7 @@ static void part_unsupported(void)
 					    WTIO_ATOMIC | WTIO_DSYNC |
 					    WTIO_WRITETHROUGH), -EOPNOTSUPP);
 			}
-			s = st(ctx);
+			s = t_stats(ctx);
 			CHECK_EQ(s.cached_folios, a.cached_folios);
 			CHECK_EQ(s.dirty_folios, 0);
 			CHECK_EQ(s.write_ios, a.write_ios);
@@ -177,7 +148,7 @@ static void expect_einval(struct wtio_ctx *ctx, struct wtio_file *f,
 			  const char *path, off_t off, size_t len,
 			  const char *why)
 {
-	struct wtio_stats a = st(ctx), b;
+	struct wtio_stats a = t_stats(ctx), b;
 	off_t size = wtio_file_size(f);
 	size_t d0len, d1len;
 	uint8_t *d0 = t_read_disk(path, &d0len), *d1;
@@ -187,7 +158,7 @@ static void expect_einval(struct wtio_ctx *ctx, struct wtio_file *f,
 	       (long long)off, r);
 	CHECK_EQ(wr(f, NULL, NULL, off, len, 99,
 		    WTIO_ATOMIC | WTIO_WRITETHROUGH | WTIO_DSYNC), -EINVAL);
-	b = st(ctx);
+	b = t_stats(ctx);
 	CHECK_EQ(b.cached_folios, a.cached_folios);
 	CHECK_EQ(b.dirty_folios, a.dirty_folios);
 	CHECK_EQ(b.write_ios, a.write_ios);
@@ -264,10 +235,10 @@ static void real_writes(void)
 	for (i = 0; i < 3; i++) {
 		off_t off = (off_t)lens[i];
 
-		a = st(ctx);
+		a = t_stats(ctx);
 		CHECK_EQ(wr(f, shadow, &size, off, lens[i], 10 + i,
 			    WTIO_ATOMIC), (long long)lens[i]);
-		b = st(ctx);
+		b = t_stats(ctx);
 		CHECK_EQ(b.atomic_writes - a.atomic_writes, 1);
 		CHECK(b.bytes_written - a.bytes_written >= lens[i]);
 		/* On disk at return, without fsync. */
@@ -281,12 +252,12 @@ static void real_writes(void)
 		       lens[i], (long long)off);
 	}
 	/* DSYNC, DONTCACHE, write-through flag, several iovecs. */
-	a = st(ctx);
+	a = t_stats(ctx);
 	CHECK_EQ(wr(f, shadow, &size, 32768, 32768, 20,
 		    WTIO_ATOMIC | WTIO_DSYNC), 32768);
 	CHECK_EQ(wr(f, shadow, &size, 8192, 8192, 21,
 		    WTIO_ATOMIC | WTIO_WRITETHROUGH), 8192);
-	b = st(ctx);
+	b = t_stats(ctx);
 	CHECK_EQ(b.atomic_writes - a.atomic_writes, 2);
 	{
 		/* Data for [1.5M, +64K) from three iovecs, one unaligned. */
@@ -302,10 +273,10 @@ static void real_writes(void)
 		memcpy(shadow + off, buf + 1, 65536);
 		free(buf);
 	}
-	a = st(ctx);
+	a = t_stats(ctx);
 	CHECK_EQ(wr(f, shadow, &size, 3u << 20, 65536, 23,
 		    WTIO_ATOMIC | WTIO_DONTCACHE), 65536);
-	b = st(ctx);
+	b = t_stats(ctx);
 	CHECK_EQ(b.dropbehind_folios - a.dropbehind_folios, 16);
 	CHECK_EQ(b.cached_folios, a.cached_folios);
 	CHECK_EQ(wtio_file_size(f), (3u << 20) + 65536);
@@ -425,13 +396,13 @@ static void trace_checks(void)
 						 (long long)offs[k] >> 10,
 						 dsync ? " DSYNC" : "");
 					from = wtio_fault_nr_ios(fault);
-					s0 = st(ctx);
+					s0 = t_stats(ctx);
 					CHECK_EQ(wr(f, shadow, &size, offs[k],
 						    lens[i], 30 + i * 4 + k,
 						    WTIO_ATOMIC |
 						    (dsync ? WTIO_DSYNC : 0)),
 						 (long long)lens[i]);
-					s1 = st(ctx);
+					s1 = t_stats(ctx);
 					CHECK_EQ(s1.atomic_writes -
 						 s0.atomic_writes, 1);
 					CHECK_OK(wtio_fsync(f));
@@ -585,15 +556,11 @@ static void crash_replay_one(uint32_t fsz, uint32_t su, uint64_t run_seed)
 	uint64_t nev, n, seed, replays = 0;
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
-	int fd, i, op, rfd;
+	int i, op, rfd;
 
 	/* The initial content, durable before recording begins. */
 	t_fill(init, CR_FILE, 0xabc, 0);
-	fd = open(path, O_WRONLY);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, init, CR_FILE, 0), CR_FILE);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(path, init, CR_FILE);
 	for (i = 0; i < NSLOT; i++) {
 		slots[i].off = (off_t)i * SLOT_STRIDE;
 		slots[i].len = lens[i % 4];
@@ -724,7 +691,7 @@ static int part_xfs(void)
 	interplay();
 	printf("part 2e: crash and replay\n");
 	crash_replay();
-	remove_files();
+	t_remove_dir_files();
 	CHECKF(xl_umount() == XL_OK, "%s", xl.why);
 	xl_cleanup();
 	return XL_OK;

@@ -119,13 +119,12 @@ static void hammer(const char *path, uint32_t fsz, off_t off, size_t len,
 	pthread_t w, r[NREADERS];
 	uint8_t *init = t_malloc(len);
 	uint64_t t0;
-	int i, ret;
+	int i;
 
 	wtio_config_init(&cfg);
 	cfg.folio_size = fsz;
 	cfg.cache_size = fsz < 65536 ? (4u << 20) : 32u * fsz;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
+	ctx = t_ctx_create(&cfg);
 	s.f = t_open(ctx, path, O_RDWR);
 	s.off = off;
 	s.len = len;

@@ -61,16 +61,6 @@ static uint64_t check_rec(const void *rp, uint64_t rec)
 	return v;
 }
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: concurrent_rw hung (watchdog)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(T_EXIT_FAIL);
-	_exit(T_EXIT_FAIL);
-}
-
 static void *writer(void *arg)
 {
 	uint64_t w = (uint64_t)(uintptr_t)arg;
@@ -200,8 +190,7 @@ static void run(uint32_t fs, uint64_t budget)
 int main(void)
 {
 	t_require_odirect();
-	signal(SIGALRM, on_alarm);
-	alarm(240);
+	t_watchdog(240, "FAIL: concurrent_rw hung (watchdog)\n");
 	run(4096, 32);
 	run(4096, 4096);
 	run(65536, 16);

@@ -35,36 +35,16 @@ const char *__lsan_default_suppressions(void)
 
 static uint64_t crash_points, replays, nr_ops, faults_injected, fault_rounds;
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: crash_points hung (watchdog)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(T_EXIT_FAIL);
-	_exit(T_EXIT_FAIL);
-}
-
 static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs,
 				  uint64_t nr_folios)
 {
 	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-	int ret;
 
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * nr_folios;
+	t_fault_config(&cfg, fault, fs, nr_folios);
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	if (cfg.readahead_max < fs)
 		cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP)
-		t_skip("fault backend unavailable");
-	CHECK_OK(ret);
-	return ctx;
+	return t_ctx_create_or_skip(&cfg);
 }
 
 /* ================= crashes ================= */
@@ -318,8 +298,6 @@ struct fenv {
 static void fenv_open(struct fenv *e, uint32_t fs, uint64_t budget,
 		      uint64_t seed)
 {
-	int fd;
-
 	e->fault = wtio_fault_create();
 	CHECK(e->fault);
 	e->path = t_tmpfile("fp");
@@ -327,11 +305,7 @@ static void fenv_open(struct fenv *e, uint32_t fs, uint64_t budget,
 	e->size = F_FILE;
 	e->r.s = seed;
 	t_fill(e->shadow, F_FILE, seed, 0);
-	fd = open(e->path, O_RDWR);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, e->shadow, F_FILE, 0), F_FILE);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(e->path, e->shadow, F_FILE);
 	e->ctx = fault_ctx(e->fault, fs, budget);
 	e->f = t_open(e->ctx, e->path, O_RDWR);
 	e->f2 = t_open(e->ctx, e->path, O_RDWR);
@@ -600,8 +574,7 @@ static void fault_run(uint32_t fs, uint64_t budget, uint64_t seed, int rounds)
 int main(void)
 {
 	t_require_odirect();
-	signal(SIGALRM, on_alarm);
-	alarm(280);
+	t_watchdog(280, "FAIL: crash_points hung (watchdog)\n");
 	crash_run(4096, 32, 1, 8);
 	crash_run(4096, 1024, 2, 10);
 	crash_run(16384, 32, 3, 8);

@@ -12,16 +12,6 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-static void watchdog(int sig)
-{
-	(void)sig;
-	static const char msg[] = "FAIL: dead device test hung (watchdog)\n";
-	ssize_t w = write(2, msg, sizeof(msg) - 1);
-
-	(void)w;
-	_exit(T_EXIT_FAIL);
-}
-
 int main(void)
 {
 	struct wtio_fault_rule rule = { .ops = WTIO_FAULT_WRITE, .error = EIO };
@@ -35,17 +25,12 @@ int main(void)
 	int i, ret;
 
 	t_require_odirect();
-	signal(SIGALRM, watchdog);
-	alarm(120);
+	t_watchdog(120, "FAIL: dead device test hung (watchdog)\n");
 	CHECK(fault != NULL);
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
-	wtio_config_init(&cfg);
-	cfg.folio_size = 4096;
-	cfg.cache_size = 32 * 4096;
+	t_fault_config(&cfg, fault, 4096, 32);
 	cfg.readahead_max = 4096;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
+	ctx = t_ctx_create(&cfg);
 	path = t_tmpfile("dead");
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 

@@ -29,8 +29,6 @@
 static struct wtio_ctx *mk_ctx(uint64_t nr_folios, struct wtio_fault *fault)
 {
 	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-	int ret;
 
 	wtio_config_init(&cfg);
 	cfg.folio_size = FS;
@@ -42,34 +40,17 @@ static struct wtio_ctx *mk_ctx(uint64_t nr_folios, struct wtio_fault *fault)
 	} else {
 		cfg.backend = WTIO_BACKEND_PSYNC;
 	}
-	ret = wtio_ctx_create(&cfg, &ctx);
-	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
-	return ctx;
+	return t_ctx_create(&cfg);
 }
 
 static struct wtio_stats st(struct wtio_ctx *ctx)
 {
-	struct wtio_stats s;
+	struct wtio_stats s = t_stats(ctx);
 
-	CHECK_OK(wtio_stats(ctx, &s));
 	CHECKF(s.cached_folios <= s.total_folios, "cached %llu > total %llu",
 	       (unsigned long long)s.cached_folios,
 	       (unsigned long long)s.total_folios);
 	return s;
-}
-
-/* Write [off, off+len) with seed, mirrored into shadow. */
-static void wr(struct wtio_file *f, uint8_t *shadow, size_t *size, off_t off,
-	       size_t len, uint64_t seed, unsigned int flags)
-{
-	uint8_t *buf = t_malloc(len);
-
-	t_fill(buf, len, seed, (uint64_t)off);
-	CHECK_EQ(wtio_pwrite(f, buf, len, off, flags), (long long)len);
-	memcpy(shadow + off, buf, len);
-	if ((size_t)off + len > *size)
-		*size = (size_t)off + len;
-	free(buf);
 }
 
 /* Folios touched by [off, off+len). */
@@ -102,8 +83,8 @@ static void write_dontcache(unsigned int mode, const char *name)
 		uint64_t n = nr_folios_of(w[i].off, w[i].len);
 
 		a = st(ctx);
-		wr(f, shadow, &size, w[i].off, w[i].len, 100 + i,
-		   mode | WTIO_DONTCACHE);
+		t_pwrite_shadow(f, shadow, &size, w[i].off, w[i].len, 100 + i,
+				mode | WTIO_DONTCACHE);
 		b = st(ctx);
 		/* The data is on disk now, without fsync or close: the
 		 * backing file may be block-rounded past wtio's size. */
@@ -268,15 +249,15 @@ static void interplay(void)
 	 * still owe a pass and write folio 0 behind our back. */
 	ctx = mk_ctx(1024, fault);
 	f = t_open(ctx, path, O_RDWR);
-	wr(f, shadow, &size, 0, 128 * 1024, 1, 0);
+	t_pwrite_shadow(f, shadow, &size, 0, 128 * 1024, 1, 0);
 	CHECK_OK(wtio_fsync(f));
 
 	/* A: folio 0 dirtied by a normal write; a DONTCACHE write of
 	 * folios 4..7 writes and drops only those. */
-	wr(f, shadow, &size, 100, 200, 2, 0);
+	t_pwrite_shadow(f, shadow, &size, 100, 200, 2, 0);
 	a = st(ctx);
 	CHECK_EQ(a.dirty_folios, 1);
-	wr(f, shadow, &size, 4 * FS, 4 * FS, 3, WTIO_DONTCACHE);
+	t_pwrite_shadow(f, shadow, &size, 4 * FS, 4 * FS, 3, WTIO_DONTCACHE);
 	b = st(ctx);
 	CHECK_EQ(b.dirty_folios, 1);
 	CHECK_EQ(b.cached_folios, a.cached_folios - 4);
@@ -298,12 +279,12 @@ static void interplay(void)
 	rule.error = EIO;
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
 	a = st(ctx);
-	wr(f, shadow, &size, 8 * FS, 4 * FS, 4, WTIO_DONTCACHE);
+	t_pwrite_shadow(f, shadow, &size, 8 * FS, 4 * FS, 4, WTIO_DONTCACHE);
 	b = st(ctx);
 	CHECK_EQ(wtio_fault_injected(fault), 1);
 	CHECK_EQ(b.dirty_folios, 4);
 	CHECK_EQ(b.dropbehind_folios, a.dropbehind_folios);
-	wr(f, shadow, &size, 9 * FS + 10, 20, 5, 0);
+	t_pwrite_shadow(f, shadow, &size, 9 * FS + 10, 20, 5, 0);
 	CHECK_EQ(st(ctx).dirty_folios, 4);
 	wtio_fault_clear_rules(fault);
 	a = st(ctx);

@@ -10,28 +10,13 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs)
-{
-	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * 256;
-	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
-	return ctx;
-}
-
 static void test_write_eio(uint32_t fs)
 {
 	struct wtio_fault *fault = wtio_fault_create();
 	struct wtio_fault_rule rule = {
 		.ops = WTIO_FAULT_WRITE, .count = 1, .error = EIO,
 	};
-	struct wtio_ctx *ctx = fault_ctx(fault, fs);
+	struct wtio_ctx *ctx = t_fault_ctx(fault, fs, 256);
 	const char *path = t_tmpfile("eio");
 	const size_t len = 200000;
 	uint8_t *data = t_malloc(len);
@@ -103,16 +88,11 @@ static void test_read_eio(uint32_t fs)
 	uint8_t *data = t_malloc(len), *buf = t_malloc(len);
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
-	int fd;
 
 	t_fill(data, len, 8, 0);
-	fd = open(path, O_WRONLY);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, data, len, 0), (long long)len);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(path, data, len);
 
-	ctx = fault_ctx(fault, fs);
+	ctx = t_fault_ctx(fault, fs, 256);
 	f = t_open(ctx, path, O_RDWR);
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
 	CHECK_EQ(wtio_pread(f, buf, 100, 5000, 0), -EIO);

@@ -19,16 +19,9 @@ static void expect_read(struct wtio_file *f, const uint8_t *shadow,
 static void write_at(struct wtio_file *f, uint8_t *shadow, size_t *size,
 		     off_t off, size_t len, uint64_t seed)
 {
-	uint8_t *buf = t_malloc(len);
-
-	t_fill(buf, len, seed, (uint64_t)off);
-	CHECK_EQ(wtio_pwrite(f, buf, len, off, 0), (long long)len);
-	memcpy(shadow + off, buf, len);
-	if ((size_t)off + len > *size)
-		*size = (size_t)off + len;
+	t_pwrite_shadow(f, shadow, size, off, len, seed, 0);
 	/* The size moves in the write path, before any writeback. */
 	CHECK_EQ(wtio_file_size(f), (long long)*size);
-	free(buf);
 	checks++;
 }
 

@@ -17,21 +17,6 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs)
-{
-	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * 64;
-	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
-	return ctx;
-}
-
 /*
  * The race, made deterministic: a read miss comes back short at the
  * backing file's (unaligned) end; while the rest is being read (the
@@ -71,7 +56,7 @@ static void read_while_disk_grows(uint32_t fs)
 	CHECK(fd >= 0);
 	CHECK_EQ(pwrite(fd, want, 5000, 0), 5000);
 	close(fd);
-	ctx = fault_ctx(fault, fs);
+	ctx = t_fault_ctx(fault, fs, 64);
 	f = t_open(ctx, path, O_RDWR);
 	/* i_size well past the disk's end, with cached data there. */
 	t_fill(want + 2 * 65536, 1000, 2, 2 * 65536);
@@ -130,7 +115,7 @@ static void close_with_flusher_io(uint32_t fs)
 	int i;
 
 	CHECK(fault);
-	ctx = fault_ctx(fault, fs);
+	ctx = t_fault_ctx(fault, fs, 64);
 	CHECK_OK(wtio_fault_add_rule(fault, &slow));
 	for (i = 0; i < 3; i++) {
 		f = t_open(ctx, path, O_RDWR | O_TRUNC);

@@ -37,17 +37,10 @@ static void do_write(struct wtio_fault *fault, struct wtio_file *f,
 		     uint8_t *shadow, size_t *size, off_t off, size_t len,
 		     uint64_t seed)
 {
-	uint8_t *buf = t_malloc(len);
-
 	CHECK(nr_wr < MAX_W);
 	wr[nr_wr] = (struct wrec){ off, len, seed, wtio_fault_nr_events(fault) };
 	nr_wr++;
-	t_fill(buf, len, seed, (uint64_t)off);
-	CHECK_EQ(wtio_pwrite(f, buf, len, off, 0), (long long)len);
-	memcpy(shadow + off, buf, len);
-	if ((size_t)off + len > *size)
-		*size = (size_t)off + len;
-	free(buf);
+	t_pwrite_shadow(f, shadow, size, off, len, seed, 0);
 }
 
 static void do_fsync(struct wtio_fault *fault, struct wtio_file *f,
@@ -122,8 +115,7 @@ static void check_replay(const uint8_t *d, size_t dlen, uint64_t n,
 static void run(uint32_t fs, uint64_t budget, uint64_t seed0)
 {
 	struct wtio_fault *fault = wtio_fault_create();
-	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
+	struct wtio_ctx *ctx;
 	struct wtio_file *f;
 	const char *path = t_tmpfile("crash");
 	const char *dpath = t_tmpfile("crash-replay");
@@ -136,13 +128,7 @@ static void run(uint32_t fs, uint64_t budget, uint64_t seed0)
 	nr_wr = 0;
 	nr_sync = 0;
 	CHECK(fault);
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * budget;
-	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
+	ctx = t_fault_ctx(fault, fs, budget);
 	/* The file is new and empty: the replay starts from an empty file. */
 	f = t_open(ctx, path, O_RDWR | O_CREAT);
 

@@ -23,20 +23,10 @@ static uint8_t tbuf[2 * BS], ubuf[2 * BS];
 static struct wtio_ctx *mkctx(struct wtio_fault *fault)
 {
 	struct wtio_config cfg;
-	struct wtio_ctx *ctx;
-	int ret;
 
-	wtio_config_init(&cfg);
-	cfg.folio_size = BS;
-	cfg.cache_size = BS * 256;
+	t_fault_config(&cfg, fault, BS, 256);
 	cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP)
-		t_skip("fault backend unavailable");
-	CHECK_OK(ret);
-	return ctx;
+	return t_ctx_create_or_skip(&cfg);
 }
 
 static uint64_t nr_writeback(struct wtio_ctx *ctx)
@@ -80,17 +70,13 @@ int main(void)
 	const char *path;
 	uint8_t *data = t_malloc(FSIZE), *buf = t_malloc(FSIZE);
 	pthread_t t, u;
-	int fd, eagain_rd = 0, probes = 0;
+	int eagain_rd = 0, probes = 0;
 	double t0;
 
 	t_require_odirect();
 	path = t_tmpfile("nowait");
 	t_fill(data, FSIZE, 5, 0);
-	fd = open(path, O_RDWR);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, data, FSIZE, 0), FSIZE);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(path, data, FSIZE);
 	fault = wtio_fault_create();
 	CHECK(fault);
 

@@ -19,16 +19,12 @@ int main(void)
 	struct t_rng r = { 77 };
 	uint64_t nr_folios = SIZE / 4096;
 	size_t off;
-	int fd, i;
+	int i;
 
 	t_require_odirect();
 	path = t_tmpfile("readahead");
 	t_fill(data, SIZE, 31, 0);
-	fd = open(path, O_WRONLY);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, data, SIZE, 0), SIZE);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(path, data, SIZE);
 
 	/* Sequential, 16 KiB reads, fresh context. */
 	wtio_config_init(&cfg);

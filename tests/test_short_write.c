@@ -7,21 +7,6 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs)
-{
-	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
-
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * 256;
-	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
-	return ctx;
-}
-
 static void test_short(uint32_t fs, uint64_t count, uint32_t short_bytes)
 {
 	struct wtio_fault *fault = wtio_fault_create();
@@ -29,7 +14,7 @@ static void test_short(uint32_t fs, uint64_t count, uint32_t short_bytes)
 		.ops = WTIO_FAULT_WRITE, .count = count, .error = 0,
 		.short_bytes = short_bytes,
 	};
-	struct wtio_ctx *ctx = fault_ctx(fault, fs);
+	struct wtio_ctx *ctx = t_fault_ctx(fault, fs, 256);
 	const char *path = t_tmpfile("short");
 	const size_t len = 700001;
 	uint8_t *data = t_malloc(len);
@@ -62,7 +47,7 @@ static void test_enospc(uint32_t fs)
 	struct wtio_fault_rule rule = {
 		.ops = WTIO_FAULT_WRITE, .count = 0, .error = ENOSPC,
 	};
-	struct wtio_ctx *ctx = fault_ctx(fault, fs);
+	struct wtio_ctx *ctx = t_fault_ctx(fault, fs, 256);
 	const char *path = t_tmpfile("enospc");
 	const size_t len = 100000;
 	uint8_t *data = t_malloc(len);

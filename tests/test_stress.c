@@ -312,16 +312,6 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: stress hung (watchdog)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(T_EXIT_FAIL);
-	_exit(T_EXIT_FAIL);
-}
-
 static void phase(const char *name, uint32_t fs, uint64_t budget, int nf,
 		  bool shared, int seconds)
 {
@@ -406,8 +396,7 @@ static void phase(const char *name, uint32_t fs, uint64_t budget, int nf,
 int main(void)
 {
 	t_require_odirect();
-	signal(SIGALRM, on_alarm);
-	alarm(200);
+	t_watchdog(200, "FAIL: stress hung (watchdog)\n");
 	phase("one file", 4096, 64, 1, true, 4);
 	phase("one file", 65536, 32, 1, true, 2);
 	phase("many files", 16384, 64, MAXF, false, 3);

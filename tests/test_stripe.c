@@ -28,62 +28,30 @@
 #define SW 262144u
 
 static const char *dir;		/* NULL: current directory */
-static char paths[64][256];
-static int nr_paths;
-
 static const char *new_file(const char *tag)
 {
-	int fd;
-
 	if (!dir)
 		return t_tmpfile(tag);
-	CHECK(nr_paths < 64);
-	snprintf(paths[nr_paths], 256, "%s/%s.%d", dir, tag, nr_paths);
-	fd = open(paths[nr_paths], O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECKF(fd >= 0, "create %s: %s", paths[nr_paths], strerror(errno));
-	close(fd);
-	return paths[nr_paths++];
-}
-
-static void remove_files(void)
-{
-	while (nr_paths > 0)
-		unlink(paths[--nr_paths]);
+	return t_dir_file(dir, tag);
 }
 
 static struct wtio_ctx *mk_ctx(uint32_t fsz, struct wtio_fault *fault,
 			       bool override)
 {
 	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
 	uint64_t nr = (4u << 20) / fsz;
-	int ret;
 
 	if (nr < 32)
 		nr = 32;
-	wtio_config_init(&cfg);
-	cfg.folio_size = fsz;
-	cfg.cache_size = nr * fsz;
+	t_fault_config(&cfg, fault, fsz, nr);
 	cfg.readahead_max = 4 * fsz > 512 * 1024 ? 4 * fsz : 512 * 1024;
 	if (cfg.readahead_max > cfg.cache_size / 4)
 		cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
 	if (override) {
 		cfg.stripe_unit = SU;
 		cfg.stripe_width = SW;
 	}
-	ret = wtio_ctx_create(&cfg, &ctx);
-	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
-	return ctx;
-}
-
-static struct wtio_stats st(struct wtio_ctx *ctx)
-{
-	struct wtio_stats s;
-
-	CHECK_OK(wtio_stats(ctx, &s));
-	return s;
+	return t_ctx_create(&cfg);
 }
 
 struct tstat {
@@ -131,19 +99,6 @@ static void report(const char *label, uint32_t fsz, const char *what,
 	       (unsigned long long)t.max_len, (unsigned long long)splits);
 }
 
-static void wr(struct wtio_file *f, uint8_t *shadow, size_t *size, off_t off,
-	       size_t len, uint64_t seed, unsigned int flags)
-{
-	uint8_t *buf = t_malloc(len);
-
-	t_fill(buf, len, seed, (uint64_t)off);
-	CHECK_EQ(wtio_pwrite(f, buf, len, off, flags), (long long)len);
-	memcpy(shadow + off, buf, len);
-	if ((size_t)off + len > *size)
-		*size = (size_t)off + len;
-	free(buf);
-}
-
 #define FILE_CAP (4u << 20)
 #define FILE_LEN ((3u << 20) + 12345)
 
@@ -167,14 +122,15 @@ static const char *seq_and_random(const char *label, uint32_t fsz,
 	memset(shadow, 0, FILE_CAP);
 	*size = 0;
 	from = wtio_fault_nr_ios(fault);
-	a = st(ctx);
+	a = t_stats(ctx);
 	for (off = 0; off < FILE_LEN; off += 100000) {
 		size_t len = FILE_LEN - off < 100000 ? FILE_LEN - off : 100000;
 
-		wr(f, shadow, size, (off_t)off, len, 1 + off, flags);
+		t_pwrite_shadow(f, shadow, size, (off_t)off, len, 1 + off,
+				flags);
 	}
 	CHECK_OK(wtio_fsync(f));
-	b = st(ctx);
+	b = t_stats(ctx);
 	snprintf(what, sizeof(what), "sequential %s", mode);
 	report(label, fsz, what, check_trace(fault, from, what),
 	       b.stripe_splits - a.stripe_splits);
@@ -182,17 +138,18 @@ static const char *seq_and_random(const char *label, uint32_t fsz,
 	t_check_disk_equals(path, shadow, *size);
 
 	from = wtio_fault_nr_ios(fault);
-	a = st(ctx);
+	a = t_stats(ctx);
 	for (i = 0; i < 200; i++) {
 		size_t len = 1 + t_rand_below(&rng, 70000);
 		off_t o = (off_t)t_rand_below(&rng, FILE_LEN + 100000);
 
 		if ((size_t)o + len > FILE_CAP)
 			len = FILE_CAP - (size_t)o;
-		wr(f, shadow, size, o, len, 1000 + (uint64_t)i, flags);
+		t_pwrite_shadow(f, shadow, size, o, len, 1000 + (uint64_t)i,
+				flags);
 	}
 	CHECK_OK(wtio_fsync(f));
-	b = st(ctx);
+	b = t_stats(ctx);
 	snprintf(what, sizeof(what), "random %s", mode);
 	report(label, fsz, what, check_trace(fault, from, what),
 	       b.stripe_splits - a.stripe_splits);
@@ -219,14 +176,14 @@ static void whole_stripes(const char *label, uint32_t fsz,
 	uint8_t *shadow = t_zalloc(off + len);
 	size_t size = 0;
 	uint64_t from = wtio_fault_nr_ios(fault), i, n, k = 0;
-	struct wtio_stats a = st(ctx), b;
+	struct wtio_stats a = t_stats(ctx), b;
 	char what[64];
 
 	snprintf(what, sizeof(what), "%zuK aligned %s", len >> 10,
 		 flags ? "write-through" : "write-back");
-	wr(f, shadow, &size, off, len, 77, flags);
+	t_pwrite_shadow(f, shadow, &size, off, len, 77, flags);
 	CHECK_OK(wtio_fsync(f));
-	b = st(ctx);
+	b = t_stats(ctx);
 	n = wtio_fault_nr_ios(fault);
 	for (i = from; i < n; i++) {
 		struct wtio_fault_io io;
@@ -273,7 +230,7 @@ static void cold_reads(const char *label, uint32_t fsz,
 	int i;
 
 	from = wtio_fault_nr_ios(fault);
-	a = st(ctx);
+	a = t_stats(ctx);
 	for (off = 0; off < size; off += 32768) {
 		size_t want = size - off < 32768 ? size - off : 32768;
 
@@ -282,7 +239,7 @@ static void cold_reads(const char *label, uint32_t fsz,
 		CHECKF(t_memdiff(buf, shadow + off, want) < 0,
 		       "readahead data wrong at %zu", off);
 	}
-	b = st(ctx);
+	b = t_stats(ctx);
 	report(label, fsz, "sequential readahead reads",
 	       check_trace(fault, from, "readahead"),
 	       b.stripe_splits - a.stripe_splits);
@@ -295,15 +252,15 @@ static void cold_reads(const char *label, uint32_t fsz,
 	ctx = mk_ctx(fsz, fault, !dir);
 	f = t_open(ctx, path, O_RDWR);
 	from = wtio_fault_nr_ios(fault);
-	a = st(ctx);
+	a = t_stats(ctx);
 	for (i = 0; i < 100; i++) {
 		size_t len = 1 + t_rand_below(&rng, 3000);
 		off_t o = (off_t)t_rand_below(&rng, size - len);
 
-		wr(f, shadow, &sz, o, len, 5000 + (uint64_t)i, 0);
+		t_pwrite_shadow(f, shadow, &sz, o, len, 5000 + (uint64_t)i, 0);
 	}
 	CHECK_OK(wtio_fsync(f));
-	b = st(ctx);
+	b = t_stats(ctx);
 	CHECKF(b.rmw_reads > a.rmw_reads, "no RMW reads");
 	report(label, fsz, "RMW reads + write-back",
 	       check_trace(fault, from, "rmw"),
@@ -395,8 +352,7 @@ static int part_xfs(void)
 
 	wtio_config_init(&cfg);
 	cfg.cache_size = 4u << 20;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	CHECKF(ret == 0, "wtio_ctx_create: %s", strerror(-ret));
+	ctx = t_ctx_create(&cfg);
 	check_info("xfs", ctx, new_file("info"), "xfs");
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	fault = wtio_fault_create();
@@ -408,7 +364,7 @@ static int part_xfs(void)
 
 	for (i = 0; i < 3; i++)
 		run_folio_size("xfs", folio_sizes[i]);
-	remove_files();
+	t_remove_dir_files();
 	dir = NULL;
 	CHECKF(xl_umount() == XL_OK, "%s", xl.why);
 	xl_cleanup();

@@ -10,16 +10,6 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 
-static void on_alarm(int sig)
-{
-	static const char msg[] = "FAIL: throttled writer hung (watchdog)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(T_EXIT_FAIL);
-	_exit(T_EXIT_FAIL);
-}
-
 static void run(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio,
 		uint32_t delay_us)
 {
@@ -41,15 +31,11 @@ static void run(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio,
 
 	CHECK(fault);
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * budget;
+	t_fault_config(&cfg, fault, fs, budget);
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	cfg.dirty_background_ratio = bg;
 	cfg.dirty_ratio = ratio;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
+	ctx = t_ctx_create(&cfg);
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 
 	for (pass = 0; pass < 2; pass++) {
@@ -99,8 +85,7 @@ static void run(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio,
 int main(void)
 {
 	t_require_odirect();
-	signal(SIGALRM, on_alarm);
-	alarm(120);
+	t_watchdog(120, "FAIL: throttled writer hung (watchdog)\n");
 	run(4096, 256, 2, 5, 300);
 	run(65536, 32, 5, 10, 500);
 	run(4096, 64, 1, 1, 100);

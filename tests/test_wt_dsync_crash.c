@@ -38,22 +38,15 @@ int main(void)
 		*got = t_malloc(MAXSZ);
 	size_t size = 0;
 	uint64_t total, n, points = 0, replays = 0;
-	int i, ret, s;
+	int i, s;
 
 	t_require_odirect();
 	path = t_tmpfile("wtdsync");
 	dst = t_tmpfile("wtdsync-replay");
 	fault = wtio_fault_create();
 	CHECK(fault);
-	wtio_config_init(&cfg);
-	cfg.folio_size = 4096;
-	cfg.cache_size = 4096 * 256;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP)
-		t_skip("fault backend unavailable");
-	CHECK_OK(ret);
+	t_fault_config(&cfg, fault, 4096, 256);
+	ctx = t_ctx_create_or_skip(&cfg);
 	f = t_open(ctx, path, O_RDWR);
 
 	for (i = 0; i < NWRITES; i++) {

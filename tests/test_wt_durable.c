@@ -47,15 +47,10 @@ static void run(uint32_t folio)
 	struct wtio_file *f;
 	size_t size = FSIZE;
 	unsigned int i;
-	int fd;
 
 	/* The file starts with known content on disk. */
 	t_fill(shadow, FSIZE, 1, 0);
-	fd = open(path, O_RDWR);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, shadow, FSIZE, 0), FSIZE);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(path, shadow, FSIZE);
 
 	f = t_open(ctx, path, O_RDWR);
 	for (i = 0; i < sizeof(w) / sizeof(w[0]); i++) {

@@ -24,28 +24,16 @@ int main(void)
 		*rb = t_malloc(FSIZE);
 	ssize_t n;
 	size_t i;
-	int fd, ret;
 
 	t_require_odirect();
 	path = t_tmpfile("wteio");
 	t_fill(data, FSIZE, 1, 0);
-	fd = open(path, O_RDWR);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, data, FSIZE, 0), FSIZE);
-	CHECK_OK(fsync(fd));
-	close(fd);
+	t_write_disk(path, data, FSIZE);
 
 	fault = wtio_fault_create();
 	CHECK(fault);
-	wtio_config_init(&cfg);
-	cfg.folio_size = BS;
-	cfg.cache_size = BS * 256;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP)
-		t_skip("fault backend unavailable");
-	CHECK_OK(ret);
+	t_fault_config(&cfg, fault, BS, 256);
+	ctx = t_ctx_create_or_skip(&cfg);
 	f = t_open(ctx, path, O_RDWR);
 
 	/* Overwrite of cached data, unaligned, two folios. */

@@ -31,7 +31,7 @@ int main(void)
 	uint64_t ack;
 	size_t dlen;
 	uint8_t *d;
-	int ret, s, bad_atomic;
+	int s, bad_atomic;
 
 	t_require_odirect();
 	path = t_tmpfile("wtmodes");
@@ -96,15 +96,8 @@ int main(void)
 	/* O_DSYNC at open: durable at return (fault recorder replay). */
 	fault = wtio_fault_create();
 	CHECK(fault);
-	wtio_config_init(&cfg);
-	cfg.folio_size = BS;
-	cfg.cache_size = BS * 256;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP)
-		t_skip("fault backend unavailable");
-	CHECK_OK(ret);
+	t_fault_config(&cfg, fault, BS, 256);
+	ctx = t_ctx_create_or_skip(&cfg);
 	p2 = t_tmpfile("wtmodes-dsync");
 	dst = t_tmpfile("wtmodes-replay");
 	CHECK_OK(wtio_open(ctx, p2, O_RDWR | O_DSYNC, 0, 0, &f));

@@ -123,30 +123,31 @@ static off_t p_size(struct fsx_target *t)
 	return fstat(P(t)->fd, &st) < 0 ? -errno : st.st_size;
 }
 
-static int p_q_write(struct fsx_target *t, const void *buf, size_t len,
-		     off_t off, unsigned flags, uint64_t tag)
+/* A queued I/O, done at once; its result waits for the next reap. */
+static int p_q_rw(struct fsx_target *t, void *buf, size_t len, off_t off,
+		  unsigned flags, uint64_t tag, bool write)
 {
 	struct px_priv *p = P(t);
 
 	if (p->nr_done == 16)
 		return -EAGAIN;
 	p->done[p->nr_done].tag = tag;
-	p->done[p->nr_done].res = p_pwrite(t, buf, len, off, flags, 1);
+	p->done[p->nr_done].res = write ? p_pwrite(t, buf, len, off, flags, 1)
+					: p_pread(t, buf, len, off, flags, 1);
 	p->nr_done++;
 	return 0;
+}
+
+static int p_q_write(struct fsx_target *t, const void *buf, size_t len,
+		     off_t off, unsigned flags, uint64_t tag)
+{
+	return p_q_rw(t, (void *)buf, len, off, flags, tag, true);
 }
 
 static int p_q_read(struct fsx_target *t, void *buf, size_t len, off_t off,
 		    unsigned flags, uint64_t tag)
 {
-	struct px_priv *p = P(t);
-
-	if (p->nr_done == 16)
-		return -EAGAIN;
-	p->done[p->nr_done].tag = tag;
-	p->done[p->nr_done].res = p_pread(t, buf, len, off, flags, 1);
-	p->nr_done++;
-	return 0;
+	return p_q_rw(t, buf, len, off, flags, tag, false);
 }
 
 static int p_q_reap_all(struct fsx_target *t, uint64_t *tags, int64_t *res,
