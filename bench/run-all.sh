@@ -54,8 +54,11 @@ run smallfiles --suite=smallfiles
 run dontcache-stream --suite=dontcache-stream --size=4G --cache-size=1G \
 	--runtime=20 --xfs-size=12G
 # Stripe-aligned against unaligned sequential writes on a striped image.
-run stripe --rw=write --bs=1M --size=1G --runtime=5 --ramp_time=1 \
-	--stripe=64k,4 --modes=wtio-writeback,wtio-writethrough
+for align in 1 0; do
+	run stripe-align$align --rw=write --bs=1M --size=1G --runtime=5 \
+		--ramp_time=1 --stripe=64k,4 --stripe-align=$align \
+		--modes=kernel-direct,wtio-writeback,wtio-writethrough
+done
 echo "== microbench (cached reads and write-back writes, ext4 here)"
 "$micro" "$out" 16 3 | tee "$out/microbench-16M.txt"
 "$micro" "$out" 256 3 | tee "$out/microbench-256M.txt"

@@ -42,6 +42,8 @@ static int w_mode_init(struct mode_run *mr)
 		cfg.folio_size = job->folio_size;
 	if (job->flushers)
 		cfg.nr_flushers = job->flushers;
+	if (!job->stripe_align)
+		cfg.flags |= WTIO_CONFIG_NO_STRIPE_ALIGN;
 	return wtio_ctx_create(&cfg, &mr->wctx);
 }
 

@@ -57,6 +57,7 @@ static const struct {
 	{ "nrfiles", false }, { "rwmixread", false }, { "cache-size", false },
 	{ "folio-size", false }, { "flushers", false }, { "modes", false },
 	{ "invalidate", true }, { "pre_read", true }, { "samples", true },
+	{ "stripe-align", true },
 };
 #define NR_JOB_NAMES (int)(sizeof(job_names) / sizeof(job_names[0]))
 
@@ -79,6 +80,7 @@ void job_defaults(struct job_opts *job)
 	job->modes[0] = mode_find("kernel-buffered");
 	job->modes[1] = mode_find("wtio-writeback");
 	job->nr_modes = 2;
+	job->stripe_align = true;
 }
 
 int parse_size(const char *s, uint64_t *out)
@@ -349,6 +351,7 @@ int job_apply(struct job_opts *job, const char *name, const char *val,
 	else if (!strcmp(name, "invalidate")) fp = &job->invalidate;
 	else if (!strcmp(name, "pre_read")) fp = &job->pre_read;
 	else if (!strcmp(name, "samples")) fp = &job->samples;
+	else if (!strcmp(name, "stripe-align")) fp = &job->stripe_align;
 	if (fp) {
 		if (parse_bool(val, &b))
 			BAD("--%s: '%s' is not 0 or 1", name, val);
@@ -429,6 +432,7 @@ static void usage(FILE *f)
 "  --samples            keep per-second throughput samples\n"
 "wtio:\n"
 "  --cache-size=SIZE --folio-size=SIZE --flushers=N\n"
+"  --stripe-align=0|1   cut I/O at the filesystem's stripe units (1)\n"
 "Run:\n"
 "  --suite=NAME         a named preset (--list-suites); other options given\n"
 "                       on the command line override the preset's\n"

@@ -64,6 +64,7 @@ struct job_opts {
 	bool invalidate;		/* drop the page cache between modes */
 	bool pre_read;			/* read the files into the cache first */
 	bool samples;			/* per-second throughput samples */
+	bool stripe_align;		/* wtio: cut I/O at stripe units */
 };
 
 #define FMT_NORMAL	(1u << 0)
