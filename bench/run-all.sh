@@ -43,6 +43,8 @@ run() {	# NAME ARGS...: one wtio-bench run on a fresh XFS loop image
 # Reference Tables 1-4 (numjobs 1, 2, 4; 8 threads on 2 cores only
 # measures the scheduler) and the iodepth 1 variants of issue #3.
 run table1 --suite=table1 --numjobs=1,2,4 --size=256M --runtime=5 --ramp_time=1
+run table1-ahead --suite=table1 --numjobs=1,2,4 --size=256M --runtime=5 \
+	--ramp_time=1 --size-ahead=1
 run table2 --suite=table2 --numjobs=1,2,4 --size=512M --runtime=5 --ramp_time=1 \
 	--modes=kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial
 run table3 --suite=table3 --numjobs=1,2,4 --size=256M --runtime=5 --ramp_time=1 \

@@ -179,15 +179,15 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 		.rw_flags = RWF_ATOMIC | ((flags & WTIO_DSYNC) ? RWF_DSYNC : 0),
 	};
 	res = wtio_io_sync(&ctx->io, &req);
-	wtio_stat_add(&ctx->st_write_ios, 1);
+	wtio_stat_add(ctx, write_ios, 1);
 	/* All or nothing: a short atomic write is not one. */
 	ret = res < 0 ? (int)res : ((size_t)res != len ? -EIO : 0);
 	if (ret) {
 		wtio_inode_record_error(inode, ret);
-		wtio_stat_add(&ctx->st_wb_errors, 1);
+		wtio_stat_add(ctx, wb_errors, 1);
 	} else {
-		wtio_stat_add(&ctx->st_bytes_written, len);
-		wtio_stat_add(&ctx->st_atomic_writes, 1);
+		wtio_stat_add(ctx, bytes_written, len);
+		wtio_stat_add(ctx, atomic_writes, 1);
 	}
 	atomic_end(inode, v, nr, off, len, ret);
 	if (!ret && extending && (flags & WTIO_DSYNC))

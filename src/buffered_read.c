@@ -33,7 +33,7 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 		/* No read crosses a stripe unit boundary either. */
 		if (su && want > su - (uint64_t)(off + done) % su) {
 			want = su - (uint64_t)(off + done) % su;
-			wtio_stat_add(&ctx->st_stripe_splits, 1);
+			wtio_stat_add(ctx, stripe_splits, 1);
 		}
 		for (i = 0; i < iovcnt && got < want; i++) {
 			part[n] = iov[i];
@@ -46,12 +46,12 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 			.off = off + (off_t)done, .iov = part, .iovcnt = n,
 		};
 		res = wtio_io_sync(&ctx->io, &req);
-		wtio_stat_add(&ctx->st_read_ios, 1);
+		wtio_stat_add(ctx, read_ios, 1);
 		if (res < 0)
 			return res;
 		if (res == 0)
 			break;
-		wtio_stat_add(&ctx->st_bytes_read, (uint64_t)res);
+		wtio_stat_add(ctx, bytes_read, (uint64_t)res);
 		done += (size_t)res;
 		/* A direct read that ends off an alignment boundary hit the
 		 * backing file's end (it can be shorter than i_size while
@@ -203,7 +203,11 @@ static int read_folio_ahead(struct wtio_file *file, struct wtio_folio *folio,
 			wtio_folio_put(ctx, v[k]);
 		}
 	}
-	wtio_stat_add(&ctx->st_readahead, (uint64_t)(n - 1));
+	wtio_stat_add(ctx, readahead, (uint64_t)(n - 1));
+	/* The stream's next miss is where the readahead ends. */
+	atomic_store_explicit(&file->ra_next,
+			      (int64_t)((index + (uint64_t)n) << ctx->folio_shift),
+			      memory_order_relaxed);
 	return ret;
 }
 
@@ -217,8 +221,13 @@ static uint32_t readahead_window(struct wtio_file *file, off_t off,
 
 	if (!max)
 		return 0;
-	if (atomic_load_explicit(&file->ra_next, memory_order_relaxed) != off &&
-	    off != 0) {
+	int64_t next = atomic_load_explicit(&file->ra_next,
+					   memory_order_relaxed);
+
+	/* Only misses update the state, so a sequential reader's next miss
+	 * comes where the last readahead ended, or (after a miss read
+	 * without readahead) within a folio of where the last read ended. */
+	if (off != 0 && (off < next || off - next >= ctx->folio_size)) {
 		w = 0;
 	} else {
 		w = w ? w * 2 : 4 * ctx->folio_size;
@@ -238,6 +247,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
 	bool dontcache = flags & WTIO_DONTCACHE;
+	bool ra_done;
 	struct wtio_iov_iter it;
 	size_t len = 0, done = 0;
 	uint32_t window;
@@ -252,9 +262,11 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		goto out;
 	if ((int64_t)len > isize - off)
 		len = (size_t)(isize - off);
-	/* A drop-behind read reads only what it needs: readahead would
-	 * only fill the cache it promises not to fill. */
-	window = dontcache ? 0 : readahead_window(file, off, len);
+	/* The readahead state is only touched when a read misses: a read
+	 * served from the cache must not write to the handle, which other
+	 * threads reading through it share. */
+	window = 0;
+	ra_done = dontcache;	/* drop-behind reads do no readahead */
 	wtio_iter_init(&it, iov, iovcnt);
 
 	while (done < len) {
@@ -279,7 +291,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 				wtio_folio_lock(f);
 			}
 			if (wtio_ifs_range_uptodate(inode, f, from, to)) {
-				wtio_stat_add(&ctx->st_hits, 1);
+				wtio_stat_add(ctx, hits, 1);
 				wtio_iter_copy(&it, f->data + from, to - from,
 					       true);
 				wtio_folio_unlock(f);
@@ -295,6 +307,10 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			ret = -EAGAIN;
 			break;
 		}
+		if (!ra_done) {
+			window = readahead_window(file, off, len);
+			ra_done = true;
+		}
 		ret = wtio_folio_get_locked(inode, index, false, &f, &created);
 		if (ret)
 			break;
@@ -309,7 +325,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			/* Folios this read brought in leave with it; those
 			 * that were cached before stay. */
 			wtio_folio_remove(f);
-			wtio_stat_add(&ctx->st_dropbehind, 1);
+			wtio_stat_add(ctx, dropbehind, 1);
 		}
 		wtio_folio_unlock(f);
 		wtio_folio_put(ctx, f);

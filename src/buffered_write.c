@@ -49,7 +49,7 @@ int wtio_write_prepare_blocks(struct wtio_inode *inode,
 	if (read) {
 		if (nowait)
 			return -EAGAIN;
-		wtio_stat_add(&inode->ctx->st_rmw_reads,
+		wtio_stat_add(inode->ctx, rmw_reads,
 			      (uint64_t)__builtin_popcountll(read));
 		return wtio_folio_read_blocks(inode, folio, read);
 	}

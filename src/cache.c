@@ -275,7 +275,7 @@ static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 		return false;
 	ok = folio_evict_held(ctx, f);
 	if (ok)
-		wtio_stat_add(&ctx->st_evictions, 1);
+		wtio_stat_add(ctx, evictions, 1);
 	wtio_folio_put(ctx, f);
 	return ok;
 }
@@ -284,7 +284,7 @@ bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio)
 {
 	if (!folio_evict_held(ctx, folio))
 		return false;
-	wtio_stat_add(&ctx->st_dropbehind, 1);
+	wtio_stat_add(ctx, dropbehind, 1);
 	return true;
 }
 
@@ -458,7 +458,7 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 				       -ENOMEM;
 			f = folio_insert(inode, index, nf);
 			if (f == nf) {
-				wtio_stat_add(&ctx->st_misses, 1);
+				wtio_stat_add(ctx, misses, 1);
 				*created = true;
 				*foliop = f;
 				return 0;

@@ -105,7 +105,7 @@ static int config_check(struct wtio_config *c)
 	if (c->backend == WTIO_BACKEND_FAULT && !c->fault)
 		return -EINVAL;
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
-			 WTIO_CONFIG_NO_STRIPE_ALIGN))
+			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
@@ -121,9 +121,13 @@ WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
 
 	if (!ctxp)
 		return -EINVAL;
-	ctx = calloc(1, sizeof(*ctx));
+	/* The counter slots are cache-line aligned. */
+	ctx = aligned_alloc(_Alignof(struct wtio_ctx),
+			    (sizeof(*ctx) + _Alignof(struct wtio_ctx) - 1) &
+			    ~(_Alignof(struct wtio_ctx) - 1));
 	if (!ctx)
 		return -ENOMEM;
+	memset(ctx, 0, sizeof(*ctx));
 	if (cfg)
 		ctx->cfg = *cfg;
 	else
@@ -217,6 +221,24 @@ WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)
 
 #define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
 
+unsigned int wtio_stat_slot(void)
+{
+	static _Atomic unsigned int next;
+	static __thread unsigned int slot = ~0u;
+
+	if (slot == ~0u)
+		slot = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) %
+		       WTIO_STAT_SLOTS;
+	return slot;
+}
+
+#define SUM(field) ({							\
+	uint64_t sum_ = 0;						\
+	for (unsigned int i_ = 0; i_ < WTIO_STAT_SLOTS; i_++)		\
+		sum_ += LOAD(ctx->st[i_].field);			\
+	sum_;								\
+})
+
 WTIO_EXPORT int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st)
 {
 	int64_t v;
@@ -224,25 +246,25 @@ WTIO_EXPORT int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st)
 	if (!ctx || !st)
 		return -EINVAL;
 	memset(st, 0, sizeof(*st));
-	st->hits = LOAD(ctx->st_hits);
-	st->misses = LOAD(ctx->st_misses);
-	st->readahead_folios = LOAD(ctx->st_readahead);
-	st->bytes_read = LOAD(ctx->st_bytes_read);
-	st->bytes_written = LOAD(ctx->st_bytes_written);
-	st->read_ios = LOAD(ctx->st_read_ios);
-	st->write_ios = LOAD(ctx->st_write_ios);
+	st->hits = SUM(hits);
+	st->misses = SUM(misses);
+	st->readahead_folios = SUM(readahead);
+	st->bytes_read = SUM(bytes_read);
+	st->bytes_written = SUM(bytes_written);
+	st->read_ios = SUM(read_ios);
+	st->write_ios = SUM(write_ios);
 	v = LOAD(ctx->nr_dirty);
 	st->dirty_folios = v > 0 ? (uint64_t)v : 0;
 	v = LOAD(ctx->nr_writeback);
 	st->writeback_folios = v > 0 ? (uint64_t)v : 0;
 	st->cached_folios = wtio_cache_nr_cached(ctx);
 	st->total_folios = ctx->nr_folios;
-	st->throttle_waits = LOAD(ctx->st_throttle_waits);
-	st->evictions = LOAD(ctx->st_evictions);
-	st->writeback_errors = LOAD(ctx->st_wb_errors);
-	st->rmw_reads = LOAD(ctx->st_rmw_reads);
-	st->stripe_splits = LOAD(ctx->st_stripe_splits);
-	st->dropbehind_folios = LOAD(ctx->st_dropbehind);
-	st->atomic_writes = LOAD(ctx->st_atomic_writes);
+	st->throttle_waits = SUM(throttle_waits);
+	st->evictions = SUM(evictions);
+	st->writeback_errors = SUM(wb_errors);
+	st->rmw_reads = SUM(rmw_reads);
+	st->stripe_splits = SUM(stripe_splits);
+	st->dropbehind_folios = SUM(dropbehind);
+	st->atomic_writes = SUM(atomic_writes);
 	return 0;
 }

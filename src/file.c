@@ -254,6 +254,7 @@ int wtio_inode_sync_size(struct wtio_inode *inode)
 
 	if (fstat(inode->fd, &st) < 0)
 		return -errno;
+	atomic_store(&inode->size_ahead, 0);
 	if (st.st_size == size)
 		return 0;
 	if (ftruncate(inode->fd, size) < 0)
@@ -364,6 +365,7 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	if (size < wtio_inode_size(inode))
 		inode_for_each_folio(inode, (uint64_t)size >> inode->ctx->folio_shift,
 				     truncate_one, &size);
+	atomic_store(&inode->size_ahead, 0);
 	if (ftruncate(inode->fd, size) < 0)
 		ret = -errno;
 	else if (inode->ctx->io.fault)

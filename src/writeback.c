@@ -194,7 +194,7 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 		return 0;
 	if (nowait)
 		return -EAGAIN;
-	wtio_stat_add(&ctx->st_throttle_waits, 1);
+	wtio_stat_add(ctx, throttle_waits, 1);
 	/* Sleep until writeback brings dirty data back to halfway between
 	 * the two thresholds, as balance_dirty_pages does; the timed wait
 	 * only guards against a missed wake-up. */
@@ -233,11 +233,11 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 
 	if (error) {
 		wtio_inode_record_error(inode, error);
-		wtio_stat_add(&ctx->st_wb_errors, 1);
+		wtio_stat_add(ctx, wb_errors, 1);
 		if (wbc)
 			wtio_wbc_set_error(wbc, error);
 	} else {
-		wtio_stat_add(&ctx->st_bytes_written, ioend->io_size);
+		wtio_stat_add(ctx, bytes_written, ioend->io_size);
 	}
 	for (i = 0; i < ioend->io_nr_vecs; i++) {
 		struct wtio_folio *folio = ioend->io_folios[i];
@@ -331,7 +331,7 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 	req->off = ioend->io_offset + ioend->io_done;
 	req->iovcnt = ioend_rest(ioend);
 	req->iov = ioend->io_rest;
-	wtio_stat_add(&ioend->io_inode->ctx->st_write_ios, 1);
+	wtio_stat_add(ioend->io_inode->ctx, write_ios, 1);
 	if (ioend->io_wbc->chan)
 		be->ops->chan_submit(ioend->io_wbc->chan, &r, 1);
 	else if (be->ops->submit(be, &r, 1) < 0)
@@ -358,7 +358,7 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 		return 0;
 	}
 	atomic_fetch_add(&wbc->inflight, 1);
-	wtio_stat_add(&wbc->ctx->st_write_ios, 1);
+	wtio_stat_add(wbc->ctx, write_ios, 1);
 	if (wbc->chan) {
 		/* Completed by the channel's reaper, maybe before this
 		 * returns: the ioend is not ours to touch any more. */
@@ -441,7 +441,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		}
 		/* Counted where an I/O would have gone on but for the cut. */
 		if (su && contiguous && off % su == 0)
-			wtio_stat_add(&ctx->st_stripe_splits, 1);
+			wtio_stat_add(ctx, stripe_splits, 1);
 		run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
 		len = n * bs;
 		blocks &= ~run;

@@ -20,6 +20,7 @@
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "iov_iter.h"
 #include "wtio_internal.h"
@@ -40,6 +41,38 @@ static void wt_flush_own(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur)
 	wtio_ioend_submit_deferred(wbc);
 	wtio_ioend_reap_all(wbc);
 	wbc->defer = true;
+}
+
+/*
+ * Appending write-through I/Os are in flight together, so most of them
+ * start past the backing file's end, and a filesystem serialises such
+ * direct writes (XFS zeroes the gap under its exclusive lock and waits
+ * for all direct I/O). Keep the backing file's size ahead of i_size, as
+ * XFS keeps blocks ahead of EOF, so the writes land inside it. Only zeros
+ * lie past i_size; fsync and close set the exact size. Opt-in
+ * (WTIO_CONFIG_SIZE_AHEAD): after a crash the file can end in zeros.
+ * Exclusive lock held.
+ */
+static void wt_extend_ahead(struct wtio_inode *inode)
+{
+	int64_t isize = wtio_inode_size(inode);
+	int64_t ahead = isize / 16, target;
+
+	if (isize <= atomic_load(&inode->size_ahead))
+		return;
+	if (ahead < (1 << 20))
+		ahead = 1 << 20;
+	if (ahead > (64 << 20))
+		ahead = 64 << 20;
+	target = (isize + ahead + (1 << 20) - 1) & ~(int64_t)((1 << 20) - 1);
+	/* Past the end of every write in flight (all end below i_size), so
+	 * this never cuts data; on failure the writes just go slower. */
+	if (ftruncate(inode->fd, target) == 0) {
+		atomic_store(&inode->size_ahead, target);
+		if (inode->ctx->io.fault)
+			wtio_fault_note_truncate(inode->ctx->io.fault,
+						 inode->fd, target);
+	}
 }
 
 ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
@@ -149,6 +182,8 @@ unlock:
 	}
 	if (cur)
 		wtio_ioend_submit(wbc, cur);
+	if (*extending && (ctx->cfg.flags & WTIO_CONFIG_SIZE_AHEAD))
+		wt_extend_ahead(inode);
 	pthread_rwlock_unlock(&inode->i_rwsem);
 	if (!keep_deferred)
 		wtio_ioend_submit_deferred(wbc);

@@ -85,6 +85,13 @@ struct wtio_index {
 	uint64_t lock_mask;
 };
 
+#define WTIO_STAT_SLOTS 16
+struct wtio_stat_slot {
+	_Atomic uint64_t hits, misses, readahead, bytes_read, bytes_written,
+		read_ios, write_ios, throttle_waits, evictions, wb_errors,
+		rmw_reads, stripe_splits, dropbehind, atomic_writes;
+} __attribute__((aligned(128)));
+
 struct wtio_ctx {
 	struct wtio_config cfg;
 	uint32_t folio_size;
@@ -139,11 +146,9 @@ struct wtio_ctx {
 	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */
 	struct wtio_file *all_files;	/* every handle, freed with the ctx */
 
-	/* Counters. */
-	_Atomic uint64_t st_hits, st_misses, st_readahead, st_bytes_read,
-		st_bytes_written, st_read_ios, st_write_ios, st_throttle_waits,
-		st_evictions, st_wb_errors, st_rmw_reads, st_stripe_splits,
-		st_dropbehind, st_atomic_writes;
+	/* Counters, spread over slots so that threads counting cache hits
+	 * do not bounce one cache line between them; summed by wtio_stats. */
+	struct wtio_stat_slot st[WTIO_STAT_SLOTS];
 };
 
 struct wtio_inode {
@@ -159,6 +164,9 @@ struct wtio_inode {
 	pthread_rwlock_t i_rwsem;
 	/* Size as wtio sees it; moves in the write path. */
 	_Atomic int64_t i_size;
+	/* The backing file was extended to this size ahead of appending
+	 * write-through writes (0: not); reset when the size is made exact. */
+	_Atomic int64_t size_ahead;
 
 	struct wtio_geometry geo;
 	uint32_t block_size;
@@ -475,9 +483,10 @@ static inline int wtio_rwsem_lock(struct wtio_inode *inode, bool shared,
 
 /* ---- misc ---- */
 uint64_t wtio_now_ns(void);
-static inline void wtio_stat_add(_Atomic uint64_t *c, uint64_t v)
-{
-	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
-}
+/* This thread's counter slot: threads get slots round robin. */
+unsigned int wtio_stat_slot(void);
+#define wtio_stat_add(ctx, field, v)					\
+	atomic_fetch_add_explicit(&(ctx)->st[wtio_stat_slot()].field,	\
+				  (uint64_t)(v), memory_order_relaxed)
 
 #endif /* WTIO_INTERNAL_H */

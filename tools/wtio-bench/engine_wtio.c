@@ -44,6 +44,8 @@ static int w_mode_init(struct mode_run *mr)
 		cfg.nr_flushers = job->flushers;
 	if (!job->stripe_align)
 		cfg.flags |= WTIO_CONFIG_NO_STRIPE_ALIGN;
+	if (job->size_ahead)
+		cfg.flags |= WTIO_CONFIG_SIZE_AHEAD;
 	return wtio_ctx_create(&cfg, &mr->wctx);
 }
 

@@ -57,7 +57,7 @@ static const struct {
 	{ "nrfiles", false }, { "rwmixread", false }, { "cache-size", false },
 	{ "folio-size", false }, { "flushers", false }, { "modes", false },
 	{ "invalidate", true }, { "pre_read", true }, { "samples", true },
-	{ "stripe-align", true },
+	{ "stripe-align", true }, { "size-ahead", true },
 };
 #define NR_JOB_NAMES (int)(sizeof(job_names) / sizeof(job_names[0]))
 
@@ -352,6 +352,7 @@ int job_apply(struct job_opts *job, const char *name, const char *val,
 	else if (!strcmp(name, "pre_read")) fp = &job->pre_read;
 	else if (!strcmp(name, "samples")) fp = &job->samples;
 	else if (!strcmp(name, "stripe-align")) fp = &job->stripe_align;
+	else if (!strcmp(name, "size-ahead")) fp = &job->size_ahead;
 	if (fp) {
 		if (parse_bool(val, &b))
 			BAD("--%s: '%s' is not 0 or 1", name, val);
@@ -433,6 +434,7 @@ static void usage(FILE *f)
 "wtio:\n"
 "  --cache-size=SIZE --folio-size=SIZE --flushers=N\n"
 "  --stripe-align=0|1   cut I/O at the filesystem's stripe units (1)\n"
+"  --size-ahead=0|1     WTIO_CONFIG_SIZE_AHEAD for appending writes (0)\n"
 "Run:\n"
 "  --suite=NAME         a named preset (--list-suites); other options given\n"
 "                       on the command line override the preset's\n"

@@ -65,6 +65,7 @@ struct job_opts {
 	bool pre_read;			/* read the files into the cache first */
 	bool samples;			/* per-second throughput samples */
 	bool stripe_align;		/* wtio: cut I/O at stripe units */
+	bool size_ahead;		/* wtio: WTIO_CONFIG_SIZE_AHEAD */
 };
 
 #define FMT_NORMAL	(1u << 0)

@@ -99,6 +99,8 @@ static void job_line(FILE *f, const struct exp_result *er)
 		fprintf(f, " pre_read");
 	if (!j->stripe_align)
 		fprintf(f, " stripe-align=0");
+	if (j->size_ahead)
+		fprintf(f, " size-ahead=1");
 	if (!j->invalidate)
 		fprintf(f, " invalidate=0");
 	if (j->cache_size)
@@ -254,14 +256,15 @@ static void json_job(FILE *f, const struct job_opts *j)
 		"\"file_append\": %s, \"per_job_files\": %s, \"nrfiles\": %u, "
 		"\"rwmixread\": %u, \"cache_size\": %llu, \"folio_size\": %u, "
 		"\"flushers\": %u, \"invalidate\": %s, \"pre_read\": %s, "
-		"\"stripe_align\": %s, \"modes\": [",
+		"\"stripe_align\": %s, \"size_ahead\": %s, \"modes\": [",
 		j->iodepth, ioengine_name(j->ioengine), j->runtime, j->ramp_time,
 		j->time_based ? "true" : "false", j->dsync ? "dsync" : "none",
 		j->sfr_every, j->fsync_every, j->overwrite ? "true" : "false",
 		j->file_append ? "true" : "false", j->per_job_files ? "true" : "false",
 		j->nrfiles, j->rwmixread, (unsigned long long)j->cache_size,
 		j->folio_size, j->flushers, j->invalidate ? "true" : "false",
-		j->pre_read ? "true" : "false", j->stripe_align ? "true" : "false");
+		j->pre_read ? "true" : "false", j->stripe_align ? "true" : "false",
+		j->size_ahead ? "true" : "false");
 	for (int i = 0; i < j->nr_modes; i++) {
 		fprintf(f, "%s", i ? ", " : "");
 		json_str(f, mode_table[j->modes[i]].name);
