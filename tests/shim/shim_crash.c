@@ -47,8 +47,10 @@ int main(int argc, char **argv)
 			int len;
 
 			record(i, b);
-			if (pwrite(fd, b, REC, (off_t)(i * REC)) != REC)
+			if (pwrite(fd, b, REC, (off_t)(i * REC)) != REC) {
+				perror("FAIL shim_crash: pwrite");
 				return 1;
+			}
 			len = snprintf(line, sizeof(line), "%lu\n", i);
 			if (write(log, line, (size_t)len) != len || fdatasync(log))
 				return 1;
@@ -57,14 +59,16 @@ int main(int argc, char **argv)
 	FILE *lf = fopen(argv[3], "r");
 	int fd = open(argv[2], O_RDONLY);
 
-	if (!lf || fd < 0)
+	if (!lf || fd < 0) {
+		perror("FAIL shim_crash: open");
 		return 1;
+	}
 	while (fgets(line, sizeof(line), lf)) {
 		i = strtoul(line, NULL, 10);
 		record(i, b);
 		if (pread(fd, g, REC, (off_t)(i * REC)) != REC ||
 		    memcmp(b, g, REC)) {
-			fprintf(stderr, "shim_crash: record %lu logged but not on disk\n", i);
+			fprintf(stderr, "FAIL shim_crash: record %lu logged but not on disk\n", i);
 			return 1;
 		}
 		n++;

@@ -33,7 +33,7 @@ static size_t msize;
 
 static void die(const char *what, long op)
 {
-	fprintf(stderr, "shim_fsx: op %ld: %s: %s\n", op, what, strerror(errno));
+	fprintf(stderr, "FAIL shim_fsx: op %ld: %s: %s\n", op, what, strerror(errno));
 	exit(1);
 }
 
@@ -44,7 +44,7 @@ static void check(const unsigned char *data, size_t off, size_t n, long op,
 		unsigned char want = off + i < msize ? model[off + i] : 0;
 
 		if (data[i] != want) {
-			fprintf(stderr, "shim_fsx: op %ld (%s): byte %zu: got %#x want %#x (size %zu)\n",
+			fprintf(stderr, "FAIL shim_fsx: op %ld (%s): byte %zu: got %#x want %#x (size %zu)\n",
 				op, what, off + i, data[i], want, msize);
 			exit(1);
 		}
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
 			if (r < 0)
 				die("pread", op);
 			if ((size_t)r != (off >= msize ? 0 : (off + len > msize ? msize - off : len))) {
-				fprintf(stderr, "shim_fsx: op %ld: pread %zu@%zu returned %zd, size %zu\n",
+				fprintf(stderr, "FAIL shim_fsx: op %ld: pread %zu@%zu returned %zd, size %zu\n",
 					op, len, off, r, msize);
 				return 1;
 			}
@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 			if (fstat(fd, &st) < 0)
 				die("fstat", op);
 			if ((size_t)st.st_size != msize) {
-				fprintf(stderr, "shim_fsx: op %ld: fstat size %lld, want %zu\n",
+				fprintf(stderr, "FAIL shim_fsx: op %ld: fstat size %lld, want %zu\n",
 					op, (long long)st.st_size, msize);
 				return 1;
 			}
@@ -152,7 +152,7 @@ int main(int argc, char **argv)
 		ssize_t r = pread(fd, got, MAXSIZE, 0);
 
 		if (r != (ssize_t)msize) {
-			fprintf(stderr, "shim_fsx: final read %zd, want %zu\n", r, msize);
+			fprintf(stderr, "FAIL shim_fsx: final read %zd, want %zu\n", r, msize);
 			return 1;
 		}
 		check(got, 0, msize, ops, "final");
