@@ -16,13 +16,6 @@
 #include "iov_iter.h"
 #include "wtio_internal.h"
 
-#ifndef RWF_ATOMIC
-#define RWF_ATOMIC 0x00000040
-#endif
-#ifndef RWF_DSYNC
-#define RWF_DSYNC 0x00000002
-#endif
-
 int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len)
 {
 	const struct wtio_geometry *g = &inode->geo;

@@ -46,6 +46,14 @@ struct wtio_io_req {
 
 #define WTIO_IO_MAX_IOVECS 256
 
+/* rw_flags values; Debian 12's headers predate RWF_ATOMIC. */
+#ifndef RWF_DSYNC
+#define RWF_DSYNC	0x00000002
+#endif
+#ifndef RWF_ATOMIC
+#define RWF_ATOMIC	0x00000040
+#endif
+
 struct wtio_io_ops {
 	const char *name;
 	/* Set up be->private. Returns 0 or a negative errno (-EOPNOTSUPP when

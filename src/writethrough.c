@@ -25,10 +25,6 @@
 #include "iov_iter.h"
 #include "wtio_internal.h"
 
-#ifndef RWF_DSYNC
-#define RWF_DSYNC 0x00000002
-#endif
-
 /* Submit what this write has gathered and wait for it: done before
  * blocking on anything, so that no thread ever sleeps while holding
  * writeback that only it can complete. */

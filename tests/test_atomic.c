@@ -31,15 +31,9 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 #include "xfs_loop.h"
+#include "io.h"	/* RWF_ATOMIC, RWF_DSYNC */
 
 #include <sys/uio.h>
-
-#ifndef RWF_ATOMIC
-#define RWF_ATOMIC 0x00000040
-#endif
-#ifndef RWF_DSYNC
-#define RWF_DSYNC 0x00000002
-#endif
 
 /* A new file on the XFS image. */
 static const char *xfs_file(const char *tag)
