@@ -70,6 +70,8 @@ check seq-read - --rw=read --bs=16k --size=2M --modes=$M
 # Async engines (libaio / io_uring, wtio_queue_*).
 check aio-write eq --rw=write --bs=4k --size=1M --iodepth=8 --modes=$M
 check uring-read - --rw=randread --bs=4k --size=2M --io_size=1M --iodepth=8 --ioengine=io_uring --modes=kernel-buffered,kernel-direct
+# The null engine (no I/O) counts like the others, in every family.
+check null - --rw=randrw --bs=4k --size=2M --io_size=1M --ioengine=null --numjobs=1,2 --modes=$M
 # Small files: every created file holds bs bytes.
 check create eq --rw=create --bs=4k --size=256k --numjobs=1,2 --modes=kernel-buffered,wtio-writeback
 # Time based, with ramp: still counted == issued.

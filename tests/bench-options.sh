@@ -33,6 +33,7 @@ good --rw=randwrite --sync_file_range=wait_before,write:16 --fsync=0
 good --rw=randwrite --sync_file_range=16 --per-job-files --nrfiles=4
 good --filename_format='t.$jobnum.$filenum' --cache-size=64M --folio-size=16k --flushers=2
 good --ioengine=io_uring --iodepth=4
+good --ioengine=null --modes=kernel-buffered,wtio-writeback
 good --suite=table2 --numjobs=1 --runtime=1
 good --modes=kernel-buffered,kernel-direct,kernel-dontcache,kernel-sfr,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial,wtio-dontcache
 for s in default table1 table2 table3 table4 sustained dontcache-stream smallfiles cached-read; do
@@ -49,6 +50,7 @@ bad "needs a value" --rw
 bad "unknown mode 'kernel-bogus'" --modes=kernel-buffered,kernel-bogus
 bad "unknown suite" --suite=nope
 bad "is not none or dsync" --sync=osync
+bad "is not one of auto, psync, libaio, io_uring, null" --ioengine=spdk
 bad "is not a number from 1 to 4096" --iodepth=0
 bad "is not a number from 1 to 256" --numjobs=1,x
 bad "is not a time" --runtime=ten

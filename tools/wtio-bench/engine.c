@@ -11,6 +11,8 @@ const struct engine_ops *engine_pick(const struct mode_def *m,
 				     const char **why)
 {
 	*why = NULL;
+	if (job->ioengine == IOENGINE_NULL)
+		return &engine_null;
 	if (m->family == FAMILY_WTIO) {
 		if (job->iodepth <= 1 || job->rw == RW_CREATE)
 			return &engine_wtio_sync;

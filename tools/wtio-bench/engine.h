@@ -129,6 +129,7 @@ extern const struct engine_ops engine_kernel_libaio;	/* if built */
 extern const struct engine_ops engine_kernel_uring;	/* if built */
 extern const struct engine_ops engine_wtio_sync;
 extern const struct engine_ops engine_wtio_queue;
+extern const struct engine_ops engine_null;
 
 /* Shared by the kernel engines (engine_kernel_psync.c). */
 int kernel_open_file(struct mode_run *mr, struct bfile *f);

@@ -171,10 +171,13 @@ const char *rw_name(enum rw_kind rw)
 	return n[rw];
 }
 
+static const char *const ioengine_names[IOENGINE_NR] = {
+	"auto", "psync", "libaio", "io_uring", "null",
+};
+
 const char *ioengine_name(enum ioengine e)
 {
-	static const char *n[] = { "auto", "psync", "libaio", "io_uring" };
-	return n[e];
+	return ioengine_names[e];
 }
 
 const char *size_str(uint64_t v, char *buf, size_t len)
@@ -246,13 +249,12 @@ int job_apply(struct job_opts *job, const char *name, const char *val,
 		return 0;
 	}
 	if (!strcmp(name, "ioengine")) {
-		static const char *n[] = { "auto", "psync", "libaio", "io_uring" };
-		for (int i = 0; i < 4; i++)
-			if (!strcmp(val, n[i])) {
+		for (int i = 0; i < IOENGINE_NR; i++)
+			if (!strcmp(val, ioengine_names[i])) {
 				job->ioengine = (enum ioengine)i;
 				return 0;
 			}
-		BAD("--ioengine: '%s' is not one of auto, psync, libaio, io_uring", val);
+		BAD("--ioengine: '%s' is not one of auto, psync, libaio, io_uring, null", val);
 	}
 	if (!strcmp(name, "runtime") || !strcmp(name, "ramp_time")) {
 		double t;
@@ -412,6 +414,8 @@ static void usage(FILE *f)
 "  --iodepth=N          requests in flight per job (1); >1 uses libaio (or\n"
 "                       io_uring) for kernel modes, wtio_queue_* for wtio\n"
 "  --ioengine=auto|psync|libaio|io_uring   kernel modes' engine (auto)\n"
+"  --ioengine=null      no I/O in any mode: what wtio-bench itself costs per\n"
+"                       request (fio's null engine)\n"
 "  --runtime=TIME       measured seconds per mode (10, 500ms, 2m)\n"
 "  --time_based         run for --runtime even when --size is done\n"
 "  --ramp_time=TIME     discarded warm-up before each measured window\n"

@@ -31,6 +31,8 @@ enum ioengine {
 	IOENGINE_PSYNC,
 	IOENGINE_LIBAIO,
 	IOENGINE_IO_URING,
+	IOENGINE_NULL,		/* no I/O: the harness's own cost per request */
+	IOENGINE_NR,
 };
 
 /* What one experiment runs: the same workload once per mode, per numjobs. */
