@@ -240,6 +240,46 @@ static uint32_t readahead_window(struct wtio_file *file, off_t off,
 	return w;
 }
 
+/*
+ * A cache hit served without the bucket lock, a reference or the folio
+ * lock: copy, then check that the folio was unlocked and its seq
+ * unchanged throughout, so no writer, eviction or reuse touched it. On
+ * any doubt the copy is undone (the iterator rewound) and the caller
+ * takes the locked path. Most reads of a cached file end here.
+ */
+static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
+			      uint32_t from, uint32_t to,
+			      struct wtio_iov_iter *it)
+{
+	struct wtio_folio *f;
+	struct wtio_iov_iter start = *it;
+	uint32_t seq, state;
+
+	if (WTIO_TSAN)
+		return false;
+	f = wtio_folio_peek(inode, index);
+	if (!f)
+		return false;
+	seq = atomic_load_explicit(&f->seq, memory_order_acquire);
+	state = atomic_load_explicit(&f->state, memory_order_acquire);
+	if ((state & FOLIO_LOCKED) ||
+	    atomic_load_explicit(&f->inode, memory_order_acquire) != inode ||
+	    atomic_load_explicit(&f->index, memory_order_relaxed) != index ||
+	    !wtio_ifs_range_uptodate(inode, f, from, to))
+		return false;
+	wtio_iter_copy(it, f->data + from, to - from, true);
+	atomic_thread_fence(memory_order_acquire);
+	if ((atomic_load_explicit(&f->state, memory_order_relaxed) &
+	     FOLIO_LOCKED) ||
+	    atomic_load_explicit(&f->seq, memory_order_relaxed) != seq) {
+		*it = start;
+		return false;
+	}
+	if (!(state & FOLIO_REFERENCED))
+		wtio_folio_set_flag(f, FOLIO_REFERENCED);
+	return true;
+}
+
 ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			   int iovcnt, off_t off, unsigned int flags)
 {
@@ -273,9 +313,15 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
 		uint64_t index = sp.index;
 		uint32_t from = sp.from, to = sp.to;
-		struct wtio_folio *f = wtio_folio_lookup(inode, index);
+		struct wtio_folio *f;
 		bool created;
 
+		if (read_hit_unlocked(inode, index, from, to, &it)) {
+			wtio_stat_add(ctx, hits, 1);
+			done += to - from;
+			continue;
+		}
+		f = wtio_folio_lookup(inode, index);
 		if (f && wtio_ifs_range_uptodate(inode, f, from, to)) {
 			/* Copy under the folio lock: a WTIO_NOSERIAL writer
 			 * holds the file lock only shared and copies into

@@ -160,17 +160,20 @@ void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio)
 		folio_free(ctx, folio);
 }
 
-/* Unlink from the index and the inode's list. Bucket lock held. */
+/* Unlink from the index and the inode's list. Bucket lock held. A
+ * lockless walker standing on the folio still finds its way on through
+ * hash_next, which is left as it was. */
 static void folio_unhash(struct wtio_ctx *ctx, struct wtio_folio *folio,
 			 struct wtio_inode *inode, uint64_t h)
 {
-	struct wtio_folio **pp = &ctx->index.buckets[h & ctx->index.mask];
+	struct wtio_folio *_Atomic *pp = &ctx->index.buckets[h & ctx->index.mask];
+	struct wtio_folio *f;
 
-	while (*pp && *pp != folio)
-		pp = &(*pp)->hash_next;
-	if (*pp)
-		*pp = folio->hash_next;
-	folio->hash_next = NULL;
+	while ((f = atomic_load_explicit(pp, memory_order_relaxed)) && f != folio)
+		pp = &f->hash_next;
+	if (f)
+		atomic_store_explicit(pp, atomic_load_explicit(&folio->hash_next,
+				      memory_order_relaxed), memory_order_release);
 
 	pthread_mutex_lock(&inode->i_pages_lock);
 	if (folio->i_prev)
@@ -209,7 +212,9 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 	struct wtio_folio *f;
 
 	pthread_mutex_lock(bucket_lock(ctx, h));
-	for (f = ctx->index.buckets[h & ctx->index.mask]; f; f = f->hash_next) {
+	for (f = atomic_load_explicit(&ctx->index.buckets[h & ctx->index.mask],
+				      memory_order_relaxed);
+	     f; f = atomic_load_explicit(&f->hash_next, memory_order_relaxed)) {
 		if (atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
 		    atomic_load_explicit(&f->index, memory_order_relaxed) == index) {
 			wtio_folio_get(f);
@@ -221,6 +226,30 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 		   FOLIO_REFERENCED))
 		wtio_folio_set_flag(f, FOLIO_REFERENCED);
 	return f;
+}
+
+/* Chains are short (a bucket per folio); a walk this long has been sent
+ * round by concurrent removals and reinsertions: give up, take the lock. */
+#define WTIO_PEEK_MAX_STEPS 16
+
+struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t h = hash_key(inode, index);
+	struct wtio_folio *f;
+	int steps = 0;
+
+	/* Folios live in the arena for the context's lifetime, so a chain
+	 * pointer is always safe to follow, even to a folio reused since. */
+	for (f = atomic_load_explicit(&ctx->index.buckets[h & ctx->index.mask],
+				      memory_order_acquire);
+	     f && steps < WTIO_PEEK_MAX_STEPS;
+	     f = atomic_load_explicit(&f->hash_next, memory_order_acquire), steps++) {
+		if (atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+		    atomic_load_explicit(&f->index, memory_order_relaxed) == index)
+			return f;
+	}
+	return NULL;
 }
 
 /*
@@ -387,11 +416,12 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t h = hash_key(inode, index);
-	struct wtio_folio **bucket = &ctx->index.buckets[h & ctx->index.mask];
+	struct wtio_folio *_Atomic *bucket = &ctx->index.buckets[h & ctx->index.mask];
 	struct wtio_folio *f;
 
 	pthread_mutex_lock(bucket_lock(ctx, h));
-	for (f = *bucket; f; f = f->hash_next) {
+	for (f = atomic_load_explicit(bucket, memory_order_relaxed); f;
+	     f = atomic_load_explicit(&f->hash_next, memory_order_relaxed)) {
 		if (atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
 		    atomic_load_explicit(&f->index, memory_order_relaxed) == index) {
 			wtio_folio_get(f);
@@ -404,8 +434,10 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 	atomic_store_explicit(&nf->index, index, memory_order_relaxed);
 	atomic_store_explicit(&nf->inode, inode, memory_order_release);
 	wtio_folio_get(nf);		/* the index's reference */
-	nf->hash_next = *bucket;
-	*bucket = nf;
+	atomic_store_explicit(&nf->hash_next,
+			      atomic_load_explicit(bucket, memory_order_relaxed),
+			      memory_order_relaxed);
+	atomic_store_explicit(bucket, nf, memory_order_release);
 	pthread_mutex_lock(&inode->i_pages_lock);
 	nf->i_prev = NULL;
 	nf->i_next = inode->pages;

@@ -63,6 +63,10 @@ bool wtio_folio_trylock(struct wtio_folio *folio)
 {
 	uint32_t old = atomic_fetch_or_explicit(&folio->state, FOLIO_LOCKED,
 						memory_order_acquire);
+
+	/* The holder's stores to the folio must not be seen before LOCKED
+	 * by a reader copying without the lock (read_hit_unlocked). */
+	atomic_thread_fence(memory_order_release);
 	return !(old & FOLIO_LOCKED);
 }
 
@@ -74,6 +78,9 @@ void wtio_folio_lock(struct wtio_folio *folio)
 
 void wtio_folio_unlock(struct wtio_folio *folio)
 {
+	atomic_store_explicit(&folio->seq,
+		atomic_load_explicit(&folio->seq, memory_order_relaxed) + 1,
+		memory_order_relaxed);
 	folio_clear_and_wake(folio, FOLIO_LOCKED);
 }
 

@@ -28,6 +28,19 @@
 
 #define WTIO_EXPORT __attribute__((visibility("default")))
 
+/* ThreadSanitizer cannot tell a seqcount-checked racy copy from a bug:
+ * its builds take the locked paths only. */
+#if defined(__SANITIZE_THREAD__)
+#define WTIO_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define WTIO_TSAN 1
+#endif
+#endif
+#ifndef WTIO_TSAN
+#define WTIO_TSAN 0
+#endif
+
 #define WTIO_MIN_FOLIO_SIZE	4096u
 #define WTIO_MAX_FOLIO_SIZE	(1u << 20)
 /* Per-block state is one 64-bit word per folio. */
@@ -51,12 +64,19 @@ struct wtio_folio {
 	/* One reference is held by the index while the folio is cached;
 	 * lookups take more under the bucket lock. At zero it is free. */
 	_Atomic int32_t refcount;
+	/* Bumped by every unlock: a reader that copied without the lock
+	 * and sees the same value, unlocked, before and after its copy saw
+	 * no change to the data, the block state or the identity (all of
+	 * which change only under the lock). Written by the lock holder. */
+	_Atomic uint32_t seq;
 	/* Stable while the folio is locked or referenced and cached. */
 	struct wtio_inode *_Atomic inode;
 	_Atomic uint64_t index;		/* folio number within the file */
 	char *data;			/* folio_size bytes in the arena */
 
-	struct wtio_folio *hash_next;	/* bucket chain, under bucket lock */
+	/* Bucket chain: changed under the bucket lock, walked without it
+	 * by wtio_folio_peek. */
+	struct wtio_folio *_Atomic hash_next;
 	struct wtio_folio *i_prev, *i_next; /* inode's folios, i_pages_lock */
 	struct wtio_folio *d_prev, *d_next; /* inode's dirty list, dirty_lock */
 	struct wtio_folio *w_prev, *w_next; /* under writeback, wb_list_lock */
@@ -79,7 +99,7 @@ struct wtio_folio {
 /* The index: one hash table per context with striped locks, so many
  * threads on one file do not contend on one lock. */
 struct wtio_index {
-	struct wtio_folio **buckets;
+	struct wtio_folio *_Atomic *buckets;
 	uint64_t mask;
 	pthread_mutex_t *locks;
 	uint64_t lock_mask;
@@ -255,6 +275,9 @@ int wtio_cache_init(struct wtio_ctx *ctx);
 void wtio_cache_exit(struct wtio_ctx *ctx);
 /* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
+/* The folio cached at index, without lock or reference: only a hint, to
+ * be checked against the folio's seq (see struct wtio_folio). */
+struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index);
 /* Find or create; returns the folio referenced and LOCKED, its identity
  * checked. *created says whether it is new (no block uptodate). With
  * nowait, returns -EAGAIN instead of sleeping. */
