@@ -171,7 +171,11 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 		.iov = &bv, .iovcnt = 1,
 		.rw_flags = RWF_ATOMIC | ((flags & WTIO_DSYNC) ? RWF_DSYNC : 0),
 	};
+	bool ext = wtio_inode_dio_write_begin(inode, off, (int64_t)len, NULL,
+					      NULL);
+
 	res = wtio_io_sync(&ctx->io, &req);
+	wtio_inode_dio_write_end(inode, ext, off, res);
 	wtio_stat_add(ctx, write_ios, 1);
 	/* All or nothing: a short atomic write is not one. */
 	ret = res < 0 ? (int)res : ((size_t)res != len ? -EIO : 0);

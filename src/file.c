@@ -71,6 +71,7 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	inode->dev = st->st_dev;
 	inode->ino = st->st_ino;
 	atomic_store(&inode->i_size, st->st_size);
+	atomic_store(&inode->disk_size_lb, st->st_size);
 	if (inode_setup_geometry(ctx, inode)) {
 		free(inode);
 		return NULL;
@@ -79,6 +80,8 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	pthread_mutex_init(&inode->i_pages_lock, NULL);
 	pthread_mutex_init(&inode->dirty_lock, NULL);
 	pthread_mutex_init(&inode->wb_list_lock, NULL);
+	pthread_mutex_init(&inode->extend_lock, NULL);
+	pthread_cond_init(&inode->extend_cond, NULL);
 	return inode;
 }
 
@@ -89,6 +92,8 @@ void wtio_inode_free(struct wtio_inode *inode)
 	pthread_mutex_destroy(&inode->i_pages_lock);
 	pthread_mutex_destroy(&inode->dirty_lock);
 	pthread_mutex_destroy(&inode->wb_list_lock);
+	pthread_mutex_destroy(&inode->extend_lock);
+	pthread_cond_destroy(&inode->extend_cond);
 	free(inode);
 }
 
@@ -257,11 +262,85 @@ int wtio_inode_sync_size(struct wtio_inode *inode)
 	atomic_store(&inode->size_ahead, 0);
 	if (st.st_size == size)
 		return 0;
-	if (ftruncate(inode->fd, size) < 0)
-		return -errno;
-	if (inode->ctx->io.fault)
-		wtio_fault_note_truncate(inode->ctx->io.fault, inode->fd, size);
-	return 0;
+	return wtio_inode_set_disk_size(inode, size);
+}
+
+/*
+ * XFS sizes a file with ftruncate by reading the old size, then waiting
+ * for direct I/O, then zeroing from the old size to the new one through
+ * its page cache: a direct write that extended the file while it waited
+ * is zeroed (found as 1 MiB of zeros where an ioend had written). So no
+ * write that may move the end is in flight while the size changes.
+ */
+int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&inode->extend_lock);
+	if (size < atomic_load(&inode->disk_size_lb))
+		atomic_store(&inode->disk_size_lb, size);
+	atomic_store(&inode->extend_gate, 1);
+	while (atomic_load(&inode->nr_dio_extending))
+		pthread_cond_wait(&inode->extend_cond, &inode->extend_lock);
+	if (ftruncate(inode->fd, size) < 0) {
+		ret = -errno;
+	} else {
+		atomic_store(&inode->disk_size_lb, size);
+		if (inode->ctx->io.fault)
+			wtio_fault_note_truncate(inode->ctx->io.fault,
+						 inode->fd, size);
+	}
+	atomic_store(&inode->extend_gate, 0);
+	pthread_cond_broadcast(&inode->extend_cond);
+	pthread_mutex_unlock(&inode->extend_lock);
+	return ret;
+}
+
+bool wtio_inode_dio_write_begin(struct wtio_inode *inode, int64_t off,
+				int64_t len, void (*reap_own)(void *),
+				void *arg)
+{
+	/* Inside the file's known size: cannot move its end. */
+	if (off + len <= atomic_load_explicit(&inode->disk_size_lb,
+					      memory_order_acquire))
+		return false;
+	for (;;) {
+		/* Paired with set_disk_size: it raises the gate, then reads
+		 * the count; we raise the count, then read the gate. */
+		atomic_fetch_add(&inode->nr_dio_extending, 1);
+		if (!atomic_load(&inode->extend_gate))
+			return true;
+		wtio_inode_dio_write_end(inode, true, off, 0);
+		/* The size change waits for our own writes in flight too. */
+		if (reap_own)
+			reap_own(arg);
+		pthread_mutex_lock(&inode->extend_lock);
+		while (atomic_load(&inode->extend_gate))
+			pthread_cond_wait(&inode->extend_cond,
+					  &inode->extend_lock);
+		pthread_mutex_unlock(&inode->extend_lock);
+	}
+}
+
+void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
+			      int64_t off, ssize_t res)
+{
+	int64_t end = off + (res > 0 ? res : 0);
+	int64_t lb = atomic_load_explicit(&inode->disk_size_lb,
+					  memory_order_relaxed);
+
+	/* A completed direct write leaves the file at least this long. */
+	while (res > 0 && end > lb &&
+	       !atomic_compare_exchange_weak(&inode->disk_size_lb, &lb, end))
+		;
+	if (!extending)
+		return;
+	if (atomic_fetch_sub(&inode->nr_dio_extending, 1) == 1 &&
+	    atomic_load(&inode->extend_gate)) {
+		pthread_mutex_lock(&inode->extend_lock);
+		pthread_cond_broadcast(&inode->extend_cond);
+		pthread_mutex_unlock(&inode->extend_lock);
+	}
 }
 
 /* Referenced folios of the inode at or after first_index; *nr set. */
@@ -366,10 +445,7 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 		inode_for_each_folio(inode, (uint64_t)size >> inode->ctx->folio_shift,
 				     truncate_one, &size);
 	atomic_store(&inode->size_ahead, 0);
-	if (ftruncate(inode->fd, size) < 0)
-		ret = -errno;
-	else if (inode->ctx->io.fault)
-		wtio_fault_note_truncate(inode->ctx->io.fault, inode->fd, size);
+	ret = wtio_inode_set_disk_size(inode, size);
 	/* The cache is authoritative even if the backing file refused: the
 	 * size is fixed again at fsync and close. */
 	if (!ret || size < wtio_inode_size(inode))

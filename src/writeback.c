@@ -31,6 +31,7 @@ struct wtio_ioend {
 	uint32_t io_size;		/* bytes */
 	uint32_t io_done;		/* bytes completed so far */
 	int io_nr_vecs;
+	bool io_extending;		/* counted by wtio_inode_dio_write_begin */
 	struct iovec io_vecs[WTIO_IO_MAX_IOVECS];
 	struct iovec io_rest[WTIO_IO_MAX_IOVECS];	/* resubmission */
 	struct wtio_folio *io_folios[WTIO_IO_MAX_IOVECS];
@@ -239,6 +240,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	} else {
 		wtio_stat_add(ctx, bytes_written, ioend->io_size);
 	}
+	wtio_inode_dio_write_end(inode, ioend->io_extending, ioend->io_offset,
+				 (ssize_t)ioend->io_done);
 	for (i = 0; i < ioend->io_nr_vecs; i++) {
 		struct wtio_folio *folio = ioend->io_folios[i];
 
@@ -338,6 +341,11 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 		ioend_finish(ioend, -EIO);
 }
 
+static void wbc_reap_all(void *wbc)
+{
+	wtio_ioend_reap_all(wbc);
+}
+
 int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 {
 	struct wtio_io_backend *be = &wbc->ctx->io;
@@ -357,6 +365,9 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 		wbc->deferred = ioend;
 		return 0;
 	}
+	ioend->io_extending = wtio_inode_dio_write_begin(ioend->io_inode,
+			ioend->io_offset, ioend->io_size,
+			wbc->chan ? NULL : wbc_reap_all, wbc);
 	atomic_fetch_add(&wbc->inflight, 1);
 	wtio_stat_add(wbc->ctx, write_ios, 1);
 	if (wbc->chan) {

@@ -63,12 +63,8 @@ static void wt_extend_ahead(struct wtio_inode *inode)
 	target = (isize + ahead + (1 << 20) - 1) & ~(int64_t)((1 << 20) - 1);
 	/* Past the end of every write in flight (all end below i_size), so
 	 * this never cuts data; on failure the writes just go slower. */
-	if (ftruncate(inode->fd, target) == 0) {
+	if (wtio_inode_set_disk_size(inode, target) == 0)
 		atomic_store(&inode->size_ahead, target);
-		if (inode->ctx->io.fault)
-			wtio_fault_note_truncate(inode->ctx->io.fault,
-						 inode->fd, target);
-	}
 }
 
 ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,

@@ -187,6 +187,17 @@ struct wtio_inode {
 	/* The backing file was extended to this size ahead of appending
 	 * write-through writes (0: not); reset when the size is made exact. */
 	_Atomic int64_t size_ahead;
+	/*
+	 * Every change of the backing file's size goes through
+	 * wtio_inode_set_disk_size, which first waits out direct writes that
+	 * may move the file's end (those ending past disk_size_lb, a lower
+	 * bound of its size) and holds new ones at the gate while it runs.
+	 */
+	_Atomic int64_t disk_size_lb;
+	_Atomic int32_t nr_dio_extending;
+	_Atomic int32_t extend_gate;
+	pthread_mutex_t extend_lock;
+	pthread_cond_t extend_cond;
 
 	struct wtio_geometry geo;
 	uint32_t block_size;
@@ -311,6 +322,16 @@ int wtio_file_close(struct wtio_file *file);
 int wtio_file_truncate(struct wtio_file *file, off_t length);
 /* Make the backing file's size equal i_size. Caller holds i_rwsem. */
 int wtio_inode_sync_size(struct wtio_inode *inode);
+int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size);
+/* Around each direct write: begin returns whether the write was counted
+ * as one that may extend the backing file (it may wait at the gate; the
+ * caller must have reaped its own extending writes, reap_own does so);
+ * end takes that answer and the bytes written (res > 0) at off. */
+bool wtio_inode_dio_write_begin(struct wtio_inode *inode, int64_t off,
+				int64_t len, void (*reap_own)(void *),
+				void *arg);
+void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
+			      int64_t off, ssize_t res);
 /* Report an error not yet seen by this handle, once. */
 int wtio_file_check_error(struct wtio_file *file);
 void wtio_inode_record_error(struct wtio_inode *inode, int err);
