@@ -188,7 +188,7 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	}
 	atomic_end(inode, v, nr, off, len, ret);
 	if (!ret && extending && (flags & WTIO_DSYNC))
-		ret = wtio_dsync_finish(inode, off + (int64_t)len);
+		ret = wtio_dsync_finish(inode, off + (int64_t)len, false);
 out_free:
 	free(bounce);
 	free(v);

@@ -252,7 +252,7 @@ int wtio_file_check_error(struct wtio_file *file)
 	return 0;
 }
 
-int wtio_inode_sync_size(struct wtio_inode *inode)
+int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
 {
 	int64_t size = wtio_inode_size(inode);
 	struct stat st;
@@ -262,7 +262,11 @@ int wtio_inode_sync_size(struct wtio_inode *inode)
 	atomic_store(&inode->size_ahead, 0);
 	if (st.st_size == size)
 		return 0;
-	return wtio_inode_set_disk_size(inode, size);
+	/* The backing file only grows between the fstat and the ftruncate
+	 * (our writes completing), so this stays a shrink: nothing to
+	 * zero, nothing to wait for. */
+	return wtio_inode_set_disk_size(inode, size,
+					wait_io && size > st.st_size);
 }
 
 /*
@@ -270,9 +274,10 @@ int wtio_inode_sync_size(struct wtio_inode *inode)
  * for direct I/O, then zeroing from the old size to the new one through
  * its page cache: a direct write that extended the file while it waited
  * is zeroed (found as 1 MiB of zeros where an ioend had written). So no
- * write that may move the end is in flight while the size changes.
+ * write that may move the end is in flight while the size grows.
  */
-int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size)
+int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
+			     bool wait_io)
 {
 	int ret = 0;
 
@@ -280,7 +285,7 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size)
 	if (size < atomic_load(&inode->disk_size_lb))
 		atomic_store(&inode->disk_size_lb, size);
 	atomic_store(&inode->extend_gate, 1);
-	while (atomic_load(&inode->nr_dio_extending))
+	while (wait_io && atomic_load(&inode->nr_dio_extending))
 		pthread_cond_wait(&inode->extend_cond, &inode->extend_lock);
 	if (ftruncate(inode->fd, size) < 0) {
 		ret = -errno;
@@ -445,7 +450,7 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 		inode_for_each_folio(inode, (uint64_t)size >> inode->ctx->folio_shift,
 				     truncate_one, &size);
 	atomic_store(&inode->size_ahead, 0);
-	ret = wtio_inode_set_disk_size(inode, size);
+	ret = wtio_inode_set_disk_size(inode, size, true);
 	/* The cache is authoritative even if the backing file refused: the
 	 * size is fixed again at fsync and close. */
 	if (!ret || size < wtio_inode_size(inode))
@@ -469,7 +474,7 @@ int wtio_file_close(struct wtio_file *file)
 		 * is fixed after it ends, or it would stay too long. */
 		wtio_wait_writeback_range(inode, 0, -1);
 		pthread_rwlock_rdlock(&inode->i_rwsem);
-		err = wtio_inode_sync_size(inode);
+		err = wtio_inode_sync_size(inode, true);
 		pthread_rwlock_unlock(&inode->i_rwsem);
 		if (!ret)
 			ret = err;

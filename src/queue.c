@@ -71,7 +71,7 @@ static void aio_complete(struct wtio_aio *aio)
 	int64_t res = aio->wbc.error ? aio->wbc.error : aio->copied;
 
 	if (res > 0 && aio->dsync_extending) {
-		int err = wtio_dsync_finish(aio->inode, aio->end);
+		int err = wtio_dsync_finish(aio->inode, aio->end, true);
 
 		if (err) {
 			wtio_inode_record_error(aio->inode, err);

@@ -746,7 +746,7 @@ int wtio_fsync_file(struct wtio_file *file, bool datasync)
 	wtio_writeback_range(inode, 0, -1, WB_SYNC, 0, 0);
 	wtio_wait_writeback_range(inode, 0, -1);
 	pthread_rwlock_rdlock(&inode->i_rwsem);
-	ret = wtio_inode_sync_size(inode);
+	ret = wtio_inode_sync_size(inode, true);
 	pthread_rwlock_unlock(&inode->i_rwsem);
 	res = wtio_io_sync(&inode->ctx->io, &req);
 	if (res < 0) {

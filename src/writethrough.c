@@ -63,7 +63,7 @@ static void wt_extend_ahead(struct wtio_inode *inode)
 	target = (isize + ahead + (1 << 20) - 1) & ~(int64_t)((1 << 20) - 1);
 	/* Past the end of every write in flight (all end below i_size), so
 	 * this never cuts data; on failure the writes just go slower. */
-	if (wtio_inode_set_disk_size(inode, target) == 0)
+	if (wtio_inode_set_disk_size(inode, target, true) == 0)
 		atomic_store(&inode->size_ahead, target);
 }
 
@@ -182,7 +182,7 @@ unlock:
 	return done ? (ssize_t)done : ret;
 }
 
-int wtio_dsync_finish(struct wtio_inode *inode, int64_t end)
+int wtio_dsync_finish(struct wtio_inode *inode, int64_t end, bool in_reaper)
 {
 	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
 	struct stat st;
@@ -190,16 +190,28 @@ int wtio_dsync_finish(struct wtio_inode *inode, int64_t end)
 	int ret;
 
 	/* An extending direct write with RWF_DSYNC makes the new size
-	 * durable with the data, rounded up to its block; only when the
-	 * backing file is still shorter than the write (a truncate raced
-	 * with it) does the size need fixing and flushing here. The exact
-	 * size is set at fsync and close. */
+	 * durable with the data, but rounded up to its block: O_DSYNC
+	 * promises the exact size (a log appended in 100-byte records must
+	 * not end in zeros after a crash). Fix the size and flush it when
+	 * the backing file ends past i_size, or short of this write (a
+	 * truncate raced with it). Aligned appends pay nothing. With the
+	 * opt-in size ahead the backing file is longer on purpose. */
 	if (fstat(inode->fd, &st) < 0)
 		return -errno;
-	if (st.st_size >= end)
+	if (st.st_size >= end && (atomic_load(&inode->size_ahead) ||
+				  st.st_size <= wtio_inode_size(inode)))
 		return 0;
-	pthread_rwlock_rdlock(&inode->i_rwsem);
-	ret = wtio_inode_sync_size(inode);
+	/* A completion thread must not block on the file lock: its holder
+	 * may be waiting for a completion only this thread can deliver.
+	 * When busy, the size stays as the direct write (or a truncate
+	 * racing with it) left it until fsync or close make it exact. */
+	if (in_reaper) {
+		if (pthread_rwlock_tryrdlock(&inode->i_rwsem))
+			return 0;
+	} else {
+		pthread_rwlock_rdlock(&inode->i_rwsem);
+	}
+	ret = wtio_inode_sync_size(inode, !in_reaper);
 	pthread_rwlock_unlock(&inode->i_rwsem);
 	if (ret)
 		return ret;
@@ -221,7 +233,7 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	if (atomic_load(&wbc.error))
 		return atomic_load(&wbc.error);
 	if (ret > 0 && (flags & WTIO_DSYNC)) {
-		err = extending ? wtio_dsync_finish(file->inode, off + ret) : 0;
+		err = extending ? wtio_dsync_finish(file->inode, off + ret, false) : 0;
 		if (err) {
 			wtio_inode_record_error(file->inode, err);
 			return err;
@@ -249,7 +261,7 @@ ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 	wtio_wait_writeback_range(inode, off, off + ret);
 	if (!err) {
 		pthread_rwlock_rdlock(&inode->i_rwsem);
-		err = wtio_inode_sync_size(inode);
+		err = wtio_inode_sync_size(inode, true);
 		pthread_rwlock_unlock(&inode->i_rwsem);
 	}
 	if (!err) {

@@ -321,8 +321,11 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 int wtio_file_close(struct wtio_file *file);
 int wtio_file_truncate(struct wtio_file *file, off_t length);
 /* Make the backing file's size equal i_size. Caller holds i_rwsem. */
-int wtio_inode_sync_size(struct wtio_inode *inode);
-int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size);
+/* wait_io false: from a completion thread, which must not wait for the
+ * I/O it completes (only a size increase would need to). */
+int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io);
+int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
+			     bool wait_io);
 /* Around each direct write: begin returns whether the write was counted
  * as one that may extend the backing file (it may wait at the gate; the
  * caller must have reaped its own extending writes, reap_own does so);
@@ -389,7 +392,7 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 			  int iovcnt, off_t off, unsigned int flags);
 /* After an extending DSYNC write-through write ending at end: make sure
  * the durable size covers it. */
-int wtio_dsync_finish(struct wtio_inode *inode, int64_t end);
+int wtio_dsync_finish(struct wtio_inode *inode, int64_t end, bool in_reaper);
 ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 				   const struct iovec *iov, int iovcnt,
 				   off_t off, unsigned int flags);
