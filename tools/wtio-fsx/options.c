@@ -145,6 +145,12 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 	}
 	if (o->max_op > o->max_len)
 		o->max_op = o->max_len;
+	if (o->cache_size && o->cache_size / o->folio_size < WTIO_MIN_FOLIOS) {
+		fprintf(stderr, "wtio-fsx: -c must hold at least %u folios of "
+			"-f (at least %llu bytes here)\n", WTIO_MIN_FOLIOS,
+			(unsigned long long)WTIO_MIN_FOLIOS * o->folio_size);
+		exit(2);
+	}
 	if (o->posix) {
 		/* No wtio flags in plain POSIX I/O. */
 		o->excluded[OP_NOSERIAL] = true;
