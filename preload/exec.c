@@ -6,6 +6,8 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -24,6 +26,11 @@ pid_t shim_pid;
 static bool own_process(void)
 {
 	return !shim_busy && getpid() == shim_pid;
+}
+
+bool shim_vfork_child(void)
+{
+	return shim_pid && getpid() != shim_pid;
 }
 
 static void before_exec(void)
@@ -101,6 +108,60 @@ SHIM_API int execle(const char *path, const char *arg, ...)
 
 	GATHER(arg, envp = va_arg(ap_, char **));
 	return execve(path, argv_, envp);
+}
+
+/*
+ * vfork: the child borrows the parent's memory and runs no atfork handler,
+ * so the cache would neither be written back for it nor kept apart from
+ * it (a shell's child appending to a served descriptor, then the shell
+ * appending at its stale size). A fork is a valid vfork.
+ */
+SHIM_API pid_t vfork(void)
+{
+	return fork();
+}
+
+/* posix_spawn's child (and system's, popen's: glibc spawns them
+ * internally) reads the files through the kernel: write back first. */
+static void before_spawn(void)
+{
+	shim_resolve();
+	if (own_process())
+		shim_flush_all(false);
+}
+
+typedef int (*spawn_fn)(pid_t *, const char *,
+			const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+
+SHIM_API int posix_spawn(pid_t *pid, const char *path,
+			 const posix_spawn_file_actions_t *fa,
+			 const posix_spawnattr_t *attr, char *const argv[],
+			 char *const envp[])
+{
+	before_spawn();
+	return ((spawn_fn)next("posix_spawn"))(pid, path, fa, attr, argv, envp);
+}
+
+SHIM_API int posix_spawnp(pid_t *pid, const char *file,
+			  const posix_spawn_file_actions_t *fa,
+			  const posix_spawnattr_t *attr, char *const argv[],
+			  char *const envp[])
+{
+	before_spawn();
+	return ((spawn_fn)next("posix_spawnp"))(pid, file, fa, attr, argv, envp);
+}
+
+SHIM_API int system(const char *cmd)
+{
+	before_spawn();
+	return ((int (*)(const char *))next("system"))(cmd);
+}
+
+SHIM_API FILE *popen(const char *cmd, const char *type)
+{
+	before_spawn();
+	return ((FILE *(*)(const char *, const char *))next("popen"))(cmd, type);
 }
 
 SHIM_API void _exit(int status)

@@ -129,6 +129,8 @@ SHIM_API int close(int fd)
 	int ret, err;
 
 	shim_resolve();
+	if (shim_vfork_child())
+		return real.close(fd);
 	o = fd_remove(fd);
 	if (!o)
 		return real.close(fd);
@@ -161,10 +163,13 @@ static int dup_to(int oldfd, int newfd)
 		return newfd;
 	o = fd_get(oldfd);
 	if (o) {
-		if (newfd < fd_table_size())
+		/* 0-2: libc's stdio (a shell's builtins) writes there past
+		 * the shim (see shim_adopt); the description is shared, so
+		 * the file is written back and passed through from now on. */
+		if (newfd > STDERR_FILENO && newfd < fd_table_size())
 			fd_install(newfd, o);
 		else
-			ofd_demote(o);	/* cannot track it: pass through */
+			ofd_demote(o);
 		ofd_put(o);
 	}
 	return newfd;
@@ -173,7 +178,19 @@ static int dup_to(int oldfd, int newfd)
 SHIM_API int dup(int fd)
 {
 	shim_resolve();
+	if (shim_vfork_child())
+		return real.dup(fd);
 	return dup_to(fd, real.dup(fd));
+}
+
+/* dup2/dup3 onto a served newfd: release its description while newfd
+ * still names its file (writing back looks at the file), unless the call
+ * is bound to fail on a bad oldfd and must leave newfd alone. */
+static void release_newfd(int oldfd, int newfd)
+{
+	if (oldfd != newfd && fd_is_served(newfd) &&
+	    real.fcntl(oldfd, F_GETFD) >= 0)
+		drop_slot(newfd);
 }
 
 SHIM_API int dup2(int oldfd, int newfd)
@@ -181,8 +198,9 @@ SHIM_API int dup2(int oldfd, int newfd)
 	int r;
 
 	shim_resolve();
-	if (oldfd == newfd)
+	if (oldfd == newfd || shim_vfork_child())
 		return real.dup2(oldfd, newfd);
+	release_newfd(oldfd, newfd);
 	r = real.dup2(oldfd, newfd);
 	if (r < 0)
 		return r;
@@ -195,6 +213,9 @@ SHIM_API int dup3(int oldfd, int newfd, int flags)
 	int r;
 
 	shim_resolve();
+	if (shim_vfork_child())
+		return real.dup3(oldfd, newfd, flags);
+	release_newfd(oldfd, newfd);
 	r = real.dup3(oldfd, newfd, flags);
 	if (r < 0)
 		return r;
@@ -281,6 +302,8 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 	switch (cmd) {
 	case F_DUPFD:
 	case F_DUPFD_CLOEXEC:
+		if (shim_vfork_child())
+			return real.fcntl(fd, cmd, arg);
 		return dup_to(fd, real.fcntl(fd, cmd, arg));
 	case F_GETFL:
 		r = real.fcntl(fd, cmd, arg);
@@ -368,7 +391,7 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 	if (!next)
 		next = (__typeof__(next))dlsym(RTLD_NEXT, "close_range");
 	/* CLOSE_RANGE_CLOEXEC (4) closes nothing now */
-	if (!(flags & 4) && !shim_busy)
+	if (!(flags & 4) && !shim_busy && !shim_vfork_child())
 		for (fd = first; fd <= last && fd <= top; fd++) {
 			struct shim_ofd *o = fd_remove((int)fd);
 

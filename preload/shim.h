@@ -123,6 +123,9 @@ struct shim_config {
 extern struct shim_config shim_cfg;
 void shim_init(void);
 extern pid_t shim_pid;		/* exec.c: this process, not a vfork child */
+/* A vfork child (or clone(CLONE_VM)) shares the parent's memory, tables
+ * and cache: it must only make the real calls, never change them. */
+bool shim_vfork_child(void);
 bool shim_path_served(const char *abs_path);
 struct wtio_ctx *shim_ctx(void);	/* created on first use; NULL = failed */
 void shim_ctx_forget(void);		/* child after fork */
@@ -138,6 +141,10 @@ struct shim_inode {
 	int lock_type;			/* F_RDLCK or F_WRLCK */
 	int refs;			/* open file descriptions using it */
 	bool passthrough;		/* demoted for good (mmap, peer) */
+	/* Written back for a child (fork, spawn) at size handed_size: the
+	 * child may append through its own passthrough descriptor. */
+	bool handed;
+	off_t handed_size;
 	struct shim_ofd *ofds;		/* list of its open descriptions */
 	struct shim_inode *next;
 };
@@ -184,6 +191,7 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 /* Pass one description through from now on (after writing back). */
 void ofd_demote(struct shim_ofd *o);
 bool ofd_guard_size(struct shim_ofd *o);
+void ofd_append_check(struct shim_ofd *o);
 void shim_flush_all(bool durable);
 void shim_close_all(void);
 int shim_peer_check(struct shim_ofd *o);
