@@ -95,6 +95,8 @@ struct shim_ofd *fd_remove(int fd)
 	return o;
 }
 
+static int set_lock(int fd, int type, off_t start, int cmd);
+
 /* Drop a reference to ino; the last one of a served inode unregisters it,
  * releases its lock and frees it. reg_lock held. */
 static void inode_unref_locked(struct shim_inode *ino)
@@ -108,7 +110,11 @@ static void inode_unref_locked(struct shim_inode *ino)
 			*pi = ino->next;
 			break;
 		}
-	real.close(ino->lock_fd);
+	/* Parked while the program holds record locks on the file (see
+	 * locks.c): then give up the sentinel now, the file is not served. */
+	if (shim_locks_any())
+		set_lock(ino->lock_fd, F_UNLCK, SHIM_LOCK_BYTE, F_OFD_SETLK);
+	shim_close_own(ino->lock_fd);
 	free(ino);
 }
 
@@ -218,6 +224,19 @@ static struct shim_inode *inode_get(int fd, const struct stat *st,
 	}
 	if (proc_path(fd, pp, sizeof(pp)))
 		return NULL;
+	{
+		/* Served by another process already: pass through without
+		 * opening (and closing again) a lock descriptor, whose close
+		 * would drop the program's record locks on the file. */
+		struct flock fl = {
+			.l_type = (short)want, .l_whence = SEEK_SET,
+			.l_start = SHIM_LOCK_BYTE, .l_len = 1,
+		};
+
+		if (real.fcntl(fd, F_OFD_GETLK, &fl) == 0 &&
+		    fl.l_type != F_UNLCK)
+			goto peer;
+	}
 	ino = calloc(1, sizeof(*ino));
 	if (!ino)
 		return NULL;
@@ -229,16 +248,9 @@ static struct shim_inode *inode_get(int fd, const struct stat *st,
 		return NULL;
 	}
 	if (set_lock(ino->lock_fd, want, SHIM_LOCK_BYTE, F_OFD_SETLK) < 0) {
-		shim_debug("fd %d: another process serves this file; passing through",
-			   fd);
-		/* Announce this passthrough user to the process that serves
-		 * the file (see shim_peer_check); held by the program's own
-		 * description, so it goes when that does. */
-		if (set_lock(fd, F_RDLCK, SHIM_LOCK_BYTE + 1, F_OFD_SETLK) < 0)
-			set_lock(fd, F_WRLCK, SHIM_LOCK_BYTE + 1, F_OFD_SETLK);
-		real.close(ino->lock_fd);
+		shim_close_own(ino->lock_fd);
 		free(ino);
-		return NULL;
+		goto peer;
 	}
 	ino->dev = st->st_dev;
 	ino->ino = st->st_ino;
@@ -247,6 +259,16 @@ static struct shim_inode *inode_get(int fd, const struct stat *st,
 	ino->next = inodes;
 	inodes = ino;
 	return ino;
+
+peer:
+	shim_debug("fd %d: another process serves this file; passing through",
+		   fd);
+	/* Announce this passthrough user to the process that serves the
+	 * file (see shim_peer_check); held by the program's own
+	 * description, so it goes when that does. */
+	if (set_lock(fd, F_RDLCK, SHIM_LOCK_BYTE + 1, F_OFD_SETLK) < 0)
+		set_lock(fd, F_WRLCK, SHIM_LOCK_BYTE + 1, F_OFD_SETLK);
+	return NULL;
 }
 
 void shim_adopt(int fd, int oflags)
@@ -610,10 +632,12 @@ static void atfork_prepare(void)
 	shim_flush_all(false);
 	pthread_mutex_lock(&reg_lock);
 	pthread_rwlock_wrlock(&table_lock);
+	shim_locks_atfork_prepare();	/* after reg_lock: the lock order */
 }
 
 static void atfork_parent(void)
 {
+	shim_locks_atfork_parent();
 	pthread_rwlock_unlock(&table_lock);
 	pthread_mutex_unlock(&reg_lock);
 }
@@ -625,6 +649,7 @@ static void atfork_child(void)
 
 	pthread_rwlock_init(&table_lock, NULL);
 	pthread_mutex_init(&reg_lock, NULL);
+	shim_locks_atfork_child();
 	/* The parent's context stays the parent's: its handles are dropped
 	 * unused (never written back from here), inherited files pass
 	 * through, and new opens get a fresh context. */

@@ -26,8 +26,10 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 	int fd, kflags = flags, saved;
 
 	shim_resolve();
-	if (shim_busy)
-		return real.openat(dirfd, path, flags, mode);
+	if (shim_busy) {
+		fd = shim_unpark(dirfd, path, flags);
+		return fd >= 0 ? fd : real.openat(dirfd, path, flags, mode);
+	}
 	shim_init();
 	if (shim_cfg.disabled || (flags & (O_PATH | O_DIRECTORY)) ||
 	    (flags & __O_TMPFILE) == __O_TMPFILE)
@@ -123,25 +125,46 @@ SHIM_API int creat64(const char *path, mode_t mode)
 			   O_CREAT | O_WRONLY | O_TRUNC | O_LARGEFILE, mode);
 }
 
-SHIM_API int close(int fd)
+/* close, by the program (own = false) or by the shim for a descriptor it
+ * opened itself (own: parked while the program holds POSIX locks on the
+ * file, see locks.c). */
+static int close_fd(int fd, bool own)
 {
 	struct shim_ofd *o;
-	int ret, err;
+	int ret, err = 0;
 
-	shim_resolve();
-	if (shim_vfork_child())
-		return real.close(fd);
 	o = fd_remove(fd);
-	if (!o)
-		return real.close(fd);
-	ofd_put(o);
-	err = shim_take_close_err();
-	ret = real.close(fd);
+	if (o) {
+		/* may park wtio's and the lock descriptor of the file */
+		ofd_put(o);
+		err = shim_take_close_err();
+	}
+	if (own) {
+		ret = shim_close_own(fd);
+	} else {
+		shim_lock_prog_close(fd);
+		ret = real.close(fd);
+	}
 	if (ret == 0 && err < 0) {
 		errno = -err;
 		return -1;
 	}
 	return ret;
+}
+
+int shim_close_internal(int fd)
+{
+	return close_fd(fd, true);
+}
+
+SHIM_API int close(int fd)
+{
+	shim_resolve();
+	if (shim_vfork_child())
+		return real.close(fd);
+	/* From inside libwtio (its O_DIRECT descriptor) or the shim: a
+	 * descriptor of its own, which must not drop the program's locks. */
+	return close_fd(fd, shim_busy);
 }
 
 /* newfd is about to be replaced: forget what the table knew of it. */
@@ -188,9 +211,15 @@ SHIM_API int dup(int fd)
  * is bound to fail on a bad oldfd and must leave newfd alone. */
 static void release_newfd(int oldfd, int newfd)
 {
-	if (oldfd != newfd && fd_is_served(newfd) &&
-	    real.fcntl(oldfd, F_GETFD) >= 0)
+	bool served = fd_is_served(newfd);
+
+	if (oldfd == newfd || (!served && !shim_locks_any()) ||
+	    real.fcntl(oldfd, F_GETFD) < 0)
+		return;
+	if (served)
 		drop_slot(newfd);
+	/* the implicit close of newfd drops the program's locks on its file */
+	shim_lock_prog_close(newfd);
 }
 
 SHIM_API int dup2(int oldfd, int newfd)
@@ -215,7 +244,8 @@ SHIM_API int dup3(int oldfd, int newfd, int flags)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.dup3(oldfd, newfd, flags);
-	release_newfd(oldfd, newfd);
+	if (!shim_busy)
+		release_newfd(oldfd, newfd);
 	r = real.dup3(oldfd, newfd, flags);
 	if (r < 0)
 		return r;
@@ -287,6 +317,10 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 			ofd_put(o);
 		}
 		clip_lock(&fl, fd);
+		/* noted first: a close by the shim meanwhile must not drop
+		 * the lock (see locks.c) */
+		if ((cmd == F_SETLK || cmd == F_SETLKW) && fl.l_type != F_UNLCK)
+			shim_lock_note(fd);
 		r = real.fcntl(fd, cmd, &fl);
 		if (r == 0 && (cmd == F_GETLK || cmd == F_OFD_GETLK)) {
 			user->l_type = fl.l_type;
@@ -400,6 +434,8 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 				shim_take_close_err();
 			}
 		}
+	if (!(flags & 4) && !shim_vfork_child())
+		shim_lock_range_closed(first, last);
 	if (!next) {
 		errno = ENOSYS;
 		return -1;

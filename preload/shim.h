@@ -196,6 +196,27 @@ void shim_flush_all(bool durable);
 void shim_close_all(void);
 int shim_peer_check(struct shim_ofd *o);
 
+/* ---- locks.c: the program's POSIX record locks vs the shim's closes ---- */
+/* Before the program takes a POSIX record lock (F_SETLK/F_SETLKW) on fd. */
+void shim_lock_note(int fd);
+/* Close a descriptor the shim or libwtio opened itself (not in the table);
+ * kept open ("parked") while the program may hold POSIX locks on its file,
+ * since closing any descriptor of a file drops them. */
+int shim_close_own(int fd);
+/* The program is about to close fd (or dup2 over it): its locks on the
+ * file go, and so do the file's parked descriptors. */
+void shim_lock_prog_close(int fd);
+void shim_lock_range_closed(unsigned int first, unsigned int last);
+bool shim_locks_any(void);
+/* An open by libwtio (shim_busy): a parked descriptor to reuse, or -1. */
+int shim_unpark(int dirfd, const char *path, int flags);
+void shim_locks_atfork_prepare(void);
+void shim_locks_atfork_parent(void);
+void shim_locks_atfork_child(void);
+/* open.c: close a served or passthrough descriptor the shim opened for
+ * itself (truncate by path, freopen's probe): as close(), but parked. */
+int shim_close_internal(int fd);
+
 /* errno helpers: wtio returns -errno, libc calls set errno. */
 static inline long shim_ret(long r)
 {

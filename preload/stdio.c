@@ -164,7 +164,7 @@ SHIM_API FILE *freopen(const char *path, const char *mode, FILE *stream)
 				ofd_demote(o);
 				ofd_put(o);
 			}
-			close(probe);
+			shim_close_internal(probe);
 		}
 	}
 	return f;

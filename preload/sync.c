@@ -144,17 +144,25 @@ SHIM_API int truncate(const char *path, off_t len)
 		return real.truncate(path, len);
 	/* Served here: truncate through wtio on a descriptor of our own,
 	 * so that the cache and the file change together. */
-	fd = open(path, O_WRONLY | O_CLOEXEC);
+	/* one parked by an earlier call while the program holds record
+	 * locks on the file (locks.c), or a new one */
+	fd = shim_unpark(AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
+	if (fd >= 0)
+		shim_adopt(fd, O_WRONLY | O_CLOEXEC);
+	else
+		fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0)
 		return real.truncate(path, len);
 	{
 		long r = 0;
 
+		/* a descriptor of the shim's own: closing it must not drop
+		 * the program's record locks on the file (locks.c) */
 		if (!around_fd(fd, &c, &r)) {
-			close(fd);
+			shim_close_internal(fd);
 			return real.truncate(path, len);
 		}
-		close(fd);
+		shim_close_internal(fd);
 		if (r < 0)
 			errno = c.err;
 		return (int)r;

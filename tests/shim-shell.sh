@@ -5,8 +5,8 @@
 # appending with ">>" (stdio on fd 1, past any interposer), a served
 # descriptor replaced by dup2 after a child grew its file, Python's
 # subprocess (vfork, then close_range in the child), a child appending to
-# the parent's served O_APPEND descriptor (fork, vfork, posix_spawn), and
-# a record lock that must survive the demotion of its file by mmap.
+# the parent's served O_APPEND descriptor (fork, vfork, posix_spawn).
+# (Record locks across the shim's own closes: shim-locks.sh.)
 . "$(dirname "$0")/shim-lib.sh"
 DASH=$(command -v dash || true)
 PY=$(command -v python3 || true)
