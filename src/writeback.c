@@ -341,9 +341,16 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 		ioend_finish(ioend, -EIO);
 }
 
-static void wbc_reap_all(void *wbc)
+/* Reap what this thread has in flight, before waiting at the size-change
+ * gate. Not "until wbc->inflight is 0": a queue holds a reference of its
+ * own there while it submits, which no reap ever drops. */
+static void wbc_reap_own(void *arg)
 {
-	wtio_ioend_reap_all(wbc);
+	struct wtio_wb_ctl *wbc = arg;
+	struct wtio_io_backend *be = &wbc->ctx->io;
+
+	while (atomic_load(&wbc->inflight) && be->ops->inflight(be))
+		be->ops->reap(be, 1, NULL);
 }
 
 int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
@@ -367,7 +374,7 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	}
 	ioend->io_extending = wtio_inode_dio_write_begin(ioend->io_inode,
 			ioend->io_offset, ioend->io_size,
-			wbc->chan ? NULL : wbc_reap_all, wbc);
+			wbc->chan ? NULL : wbc_reap_own, wbc);
 	atomic_fetch_add(&wbc->inflight, 1);
 	wtio_stat_add(wbc->ctx, write_ios, 1);
 	if (wbc->chan) {
