@@ -549,6 +549,20 @@ void ofd_demote(struct shim_ofd *o)
 	inode_around(o->inode, NULL, NULL, true);
 }
 
+int shim_demote_fd(int fd, const char *why)
+{
+	struct shim_ofd *o;
+
+	shim_resolve();
+	if (shim_busy || shim_vfork_child() || !(o = fd_get(fd)))
+		return 0;
+	shim_debug("fd %d: %s: passing the file through from now on", fd,
+		   why ? why : "demoted");
+	inode_around(o->inode, NULL, NULL, true);
+	ofd_put(o);
+	return 1;
+}
+
 /*
  * Before the program takes a record lock on a served file: if a process
  * that had to pass the file through has announced itself, the two are

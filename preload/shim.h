@@ -190,6 +190,17 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 		  bool keep_passthrough);
 /* Pass one description through from now on (after writing back). */
 void ofd_demote(struct shim_ofd *o);
+/*
+ * For the interposers of the other ways around the cache (ioctl, syscall,
+ * io_uring): if fd is served, write its file back with the exact size,
+ * drop its cached blocks and pass every descriptor of the file through,
+ * for the rest of the process's life; the real descriptor is then the
+ * kernel's view (and loses the O_DIRECT the shim may have set on it).
+ * why goes to the --debug line. Call it with no shim lock held, before
+ * the real call. Returns 1 if fd was served (now demoted), 0 if it was
+ * not (nothing done); never fails the caller's call.
+ */
+int shim_demote_fd(int fd, const char *why);
 bool ofd_guard_size(struct shim_ofd *o);
 void ofd_append_check(struct shim_ofd *o);
 void shim_flush_all(bool durable);
