@@ -64,13 +64,36 @@ uint64_t wtio_fault_nr_events(const struct wtio_fault *fault);
  * events could have left it, into dst_fd, which must already hold the
  * file's content from before recording began (for a new file: empty).
  * Events on other files are ignored. Writes and size changes covered by a
- * later flush of this file within the prefix are applied in order; those
- * after the last such flush are applied each with probability 1/2, chosen
- * by seed (seed 0: all applied, i.e. the disk kept everything). Returns 0
- * or a negative errno.
+ * later flush of this file within the prefix, and writes made durable by
+ * their own RWF_DSYNC/O_DSYNC completion (FUA: only that write), are
+ * applied whole, in order. Every other ("unflushed") write is, as chosen
+ * by seed, applied whole, dropped, or torn: only some of its blocks (the
+ * file's st_blksize, at block boundaries of the file offset) land. A write
+ * issued with RWF_ATOMIC is applied whole or dropped, never torn. Later
+ * unflushed writes may land without earlier ones (a reordering device);
+ * a block never goes back to an older version than one that landed.
+ * Unflushed size changes are applied each with probability 1/2. Seed 0:
+ * everything applied whole (the disk kept everything). Returns 0 or a
+ * negative errno.
  */
 int wtio_fault_replay(const struct wtio_fault *fault, const char *path,
 		      uint64_t nr_events, uint64_t seed, int dst_fd);
+
+/* What one replay did, so a test can show (and insist) that it tore. */
+struct wtio_fault_replay_info {
+	uint64_t writes_durable;	/* flushed or FUA: applied whole */
+	uint64_t writes_unflushed;	/* the rest, each one of: */
+	uint64_t writes_whole;		/*   every block landed */
+	uint64_t writes_dropped;	/*   no block landed */
+	uint64_t writes_torn;		/*   some blocks landed, some not */
+	uint64_t atomic_writes;		/* unflushed RWF_ATOMIC writes (never torn) */
+	uint64_t blocks_landed, blocks_dropped;	/* of unflushed writes */
+};
+
+/* wtio_fault_replay(), and what it did in *info (if not NULL). */
+int wtio_fault_replay_ex(const struct wtio_fault *fault, const char *path,
+			 uint64_t nr_events, uint64_t seed, int dst_fd,
+			 struct wtio_fault_replay_info *info);
 
 /*
  * The trace: every I/O the backend was asked to do, in submission order,

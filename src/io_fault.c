@@ -15,6 +15,10 @@
  *    durable, not earlier unflushed writes. That is what a FUA write gives
  *    on a device with a volatile cache (the kernel uses FUA for O_DIRECT
  *    DSYNC writes where it can); a FUA event is not a full FLUSH.
+ *  - Writes after the last flush are unflushed: each lands whole, not at
+ *    all, or torn at the file's block size (some blocks only), chosen by
+ *    the replay seed; RWF_ATOMIC writes land whole or not at all. Later
+ *    writes may land without earlier ones (the device reordered them).
  *  - The record is appended after each I/O completes. A flush racing with
  *    an unrelated write of another thread may thus be recorded before that
  *    write, which only makes the replay more pessimistic.
@@ -53,6 +57,8 @@ struct fault_event {
 	off_t off;		/* write offset, or the new size */
 	size_t len;
 	void *data;		/* the bytes written */
+	bool atomic;		/* issued with RWF_ATOMIC: lands all or nothing */
+	uint32_t blksize;	/* the file's block: the unit a torn write keeps */
 };
 
 struct fault_rule_state {
@@ -238,6 +244,11 @@ static void fault_record_io(struct wtio_fault *f,
 		fl = fcntl(req->fd, F_GETFL);
 		fua = (req->rw_flags & (RWF_DSYNC | RWF_SYNC)) ||
 		      (fl >= 0 && (fl & O_DSYNC));
+		e.atomic = (req->rw_flags & RWF_ATOMIC) != 0;
+		/* A power of two from 512 to 64 KiB, else 4 KiB. */
+		e.blksize = st.st_blksize >= 512 && st.st_blksize <= 65536 &&
+			    !(st.st_blksize & (st.st_blksize - 1)) ?
+			    (uint32_t)st.st_blksize : 4096;
 	}
 	fault_record(f, &e, fua, 0);
 }
@@ -483,19 +494,91 @@ static int pwrite_all(int fd, const void *buf, size_t len, off_t off)
 	return 0;
 }
 
-WTIO_EXPORT int wtio_fault_replay(const struct wtio_fault *cfault,
-				  const char *path, uint64_t nr_events,
-				  uint64_t seed, int dst_fd)
+/*
+ * Apply an unflushed write as a crash may leave it: whole, not at all, or
+ * torn, i.e. only some of its blocks (the file's block size, split at
+ * block boundaries of the file offset) landed. RWF_ATOMIC writes land
+ * whole or not at all. The landed blocks are written in record order, so
+ * a block's newer version is never replaced by an older one (a device
+ * never does that either); which blocks of which writes land is chosen
+ * independently, so later writes land without earlier ones: every image
+ * a device reordering its volatile cache could persist is one of these.
+ */
+static int replay_unflushed(const struct fault_event *e, int dst_fd,
+			    uint64_t *rng, struct wtio_fault_replay_info *info)
+{
+	size_t bs = e->blksize ? e->blksize : 4096, pos, n, landed = 0,
+	       dropped = 0, nblocks;
+	uint64_t mode = splitmix64(rng);
+	off_t end = e->off + (off_t)e->len;
+	int ret;
+
+	nblocks = (size_t)((end + (off_t)bs - 1) / (off_t)bs -
+			   e->off / (off_t)bs);
+	if (e->atomic || nblocks < 2) {
+		info->atomic_writes += e->atomic;
+		if (!(mode & 1)) {
+			info->writes_dropped++;
+			info->blocks_dropped += nblocks;
+			return 0;
+		}
+		info->writes_whole++;
+		info->blocks_landed += nblocks;
+		return pwrite_all(dst_fd, e->data, e->len, e->off);
+	}
+	/* Multi-block: a quarter whole, a quarter lost, half torn. */
+	switch (mode & 3) {
+	case 0:
+		info->writes_whole++;
+		info->blocks_landed += nblocks;
+		return pwrite_all(dst_fd, e->data, e->len, e->off);
+	case 1:
+		info->writes_dropped++;
+		info->blocks_dropped += nblocks;
+		return 0;
+	}
+	for (pos = 0; pos < e->len; pos += n) {
+		off_t at = e->off + (off_t)pos;
+
+		n = bs - (size_t)(at % (off_t)bs);
+		if (n > e->len - pos)
+			n = e->len - pos;
+		if (!(splitmix64(rng) & 1)) {
+			dropped++;
+			continue;
+		}
+		landed++;
+		ret = pwrite_all(dst_fd, (const char *)e->data + pos, n, at);
+		if (ret)
+			return ret;
+	}
+	info->blocks_landed += landed;
+	info->blocks_dropped += dropped;
+	if (landed && dropped)
+		info->writes_torn++;
+	else if (landed)
+		info->writes_whole++;
+	else
+		info->writes_dropped++;
+	return 0;
+}
+
+WTIO_EXPORT int wtio_fault_replay_ex(const struct wtio_fault *cfault,
+				     const char *path, uint64_t nr_events,
+				     uint64_t seed, int dst_fd,
+				     struct wtio_fault_replay_info *infop)
 {
 	/* Replay only reads the record, but needs its lock. */
 	struct wtio_fault *f = (struct wtio_fault *)cfault;
+	struct wtio_fault_replay_info info;
 	const struct fault_event *e;
 	uint64_t rng = seed;
 	size_t i, n, last_flush = 0;
-	bool have_flush = false, apply;
+	bool have_flush = false, durable;
 	struct stat st;
 	int ret = 0;
 
+	memset(&info, 0, sizeof(info));
 	if (!f || !path || dst_fd < 0)
 		return -EINVAL;
 	if (stat(path, &st) < 0)
@@ -522,23 +605,37 @@ WTIO_EXPORT int wtio_fault_replay(const struct wtio_fault *cfault,
 		    e->type == EV_FLUSH || e->type == EV_FUA)
 			continue;
 		if (have_flush && i < last_flush)
-			apply = true;
+			durable = true;
 		else if (e->type == EV_WRITE && i + 1 < n &&
 			 f->ev[i + 1].type == EV_FUA)
-			apply = true;	/* its own FUA made it durable */
-		else if (!seed)
-			apply = true;
+			durable = true;	/* its own FUA made it durable */
 		else
-			apply = splitmix64(&rng) & 1;
-		if (!apply)
+			durable = !seed;	/* seed 0: the disk kept all */
+		if (e->type == EV_TRUNCATE) {
+			if ((durable || (splitmix64(&rng) & 1)) &&
+			    ftruncate(dst_fd, e->off) < 0)
+				ret = -errno;
 			continue;
-		if (e->type == EV_WRITE) {
-			ret = pwrite_all(dst_fd, e->data, e->len, e->off);
-		} else if (ftruncate(dst_fd, e->off) < 0) {
-			ret = -errno;
 		}
+		if (durable) {
+			info.writes_durable++;
+			ret = pwrite_all(dst_fd, e->data, e->len, e->off);
+			continue;
+		}
+		info.writes_unflushed++;
+		ret = replay_unflushed(e, dst_fd, &rng, &info);
 	}
 out:
 	pthread_mutex_unlock(&f->lock);
+	if (infop)
+		*infop = info;
 	return ret;
+}
+
+WTIO_EXPORT int wtio_fault_replay(const struct wtio_fault *fault,
+				  const char *path, uint64_t nr_events,
+				  uint64_t seed, int dst_fd)
+{
+	return wtio_fault_replay_ex(fault, path, nr_events, seed, dst_fd,
+				    NULL);
 }
