@@ -6,7 +6,9 @@
  * recorded events and several seeds, rebuild the disk (wtio_fault_replay)
  * and check: every byte fsync'd before the prefix is present (or replaced
  * by a later write's byte), the size is at least the fsync'd size, and
- * bytes no write ever covered are zero.
+ * bytes no write ever covered are zero. The replay tears unflushed writes
+ * (only some of their blocks land); the test counts the torn replays and
+ * fails if there were none.
  */
 #include "helpers.h"
 #include "wtio_fault.h"
@@ -32,6 +34,9 @@ static struct {
 } syncs[MAX_SYNC];
 static int nr_sync;
 static uint64_t crash_points, replays, bytes_checked;
+/* Replays that tore an unflushed write (some of its blocks only), and the
+ * torn writes: without any, torn writes were never checked. */
+static uint64_t torn_replays, torn_writes;
 
 static void do_write(struct wtio_fault *fault, struct wtio_file *f,
 		     uint8_t *shadow, size_t *size, off_t off, size_t len,
@@ -122,7 +127,7 @@ static void run(uint32_t fs, uint64_t budget, uint64_t seed0)
 	uint8_t *shadow = t_zalloc(FILE_MAX);
 	size_t size = 0;
 	struct t_rng r = { seed0 };
-	uint64_t total, n, s;
+	uint64_t total, n, s, torn0 = torn_replays;
 	int phase, i, dfd;
 
 	nr_wr = 0;
@@ -163,11 +168,15 @@ static void run(uint32_t fs, uint64_t budget, uint64_t seed0)
 		crash_points++;
 		for (s = 0; s < 5; s++) {
 			uint64_t sd = s ? seed0 * 100 + s : 0;
+			struct wtio_fault_replay_info ri;
 			size_t dlen;
 			uint8_t *d;
 
 			CHECK_OK(ftruncate(dfd, 0));
-			CHECK_OK(wtio_fault_replay(fault, path, n, sd, dfd));
+			CHECK_OK(wtio_fault_replay_ex(fault, path, n, sd, dfd,
+						      &ri));
+			torn_replays += ri.writes_torn > 0;
+			torn_writes += ri.writes_torn;
 			d = t_read_disk(dpath, &dlen);
 			check_replay(d, dlen, n, sd);
 			free(d);
@@ -177,9 +186,13 @@ static void run(uint32_t fs, uint64_t budget, uint64_t seed0)
 	/* Seed 0 with every event: all written-back data, and at least the
 	 * last fsync's content. */
 	close(dfd);
-	printf("  folio %u: %d writes, %d fsyncs, %llu events, prefixes %llu..%llu\n",
-	       fs, nr_wr, nr_sync, (unsigned long long)total,
-	       (unsigned long long)syncs[0].ev_after, (unsigned long long)total);
+	printf("  folio %u: %d writes, %d fsyncs, %llu events, prefixes "
+	       "%llu..%llu x 5 seeds, %llu torn replays\n", fs, nr_wr, nr_sync,
+	       (unsigned long long)total, (unsigned long long)syncs[0].ev_after,
+	       (unsigned long long)total,
+	       (unsigned long long)(torn_replays - torn0));
+	CHECKF(torn_replays > torn0, "no replay tore a write: the torn-write "
+	       "checks never ran");
 	for (i = 0; i < nr_sync; i++)
 		free(syncs[i].snap);
 	wtio_fault_destroy(fault);
@@ -195,8 +208,10 @@ int main(void)
 	run(4096, 1024, 2);
 	run(16384, 32, 3);
 	run(65536, 64, 4);
-	printf("fsync_crash: %llu crash points, %llu replays, %llu bytes checked: PASS\n",
+	printf("fsync_crash: %llu crash points, %llu replays (%llu torn, %llu "
+	       "torn writes), %llu bytes checked: PASS\n",
 	       (unsigned long long)crash_points, (unsigned long long)replays,
+	       (unsigned long long)torn_replays, (unsigned long long)torn_writes,
 	       (unsigned long long)bytes_checked);
 	return T_EXIT_PASS;
 }

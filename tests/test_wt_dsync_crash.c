@@ -10,6 +10,9 @@
  * recorded, so nr_events read right after the ack is the prefix from which
  * it must be durable. Writes are issued by one thread, so at any prefix at
  * most one write is partly recorded; its bytes may or may not be there.
+ * The replay tears writes it has no flush or FUA for (the one in flight:
+ * its I/O recorded, its FUA not yet): only some blocks land. The test
+ * counts the torn replays and fails if there were none.
  */
 #include "helpers.h"
 #include "wtio_fault.h"
@@ -37,7 +40,7 @@ int main(void)
 	uint8_t *buf = t_malloc(MAXSZ), *exp = t_malloc(MAXSZ),
 		*got = t_malloc(MAXSZ);
 	size_t size = 0;
-	uint64_t total, n, points = 0, replays = 0;
+	uint64_t total, n, points = 0, replays = 0, torn = 0;
 	int i, s;
 
 	t_require_odirect();
@@ -101,12 +104,15 @@ int main(void)
 		}
 		for (s = 0; s < 5; s++) {
 			int fd = open(dst, O_RDWR | O_TRUNC);
+			struct wtio_fault_replay_info ri;
 			struct stat st;
 			ssize_t got_n;
 			size_t b;
 
 			CHECK(fd >= 0);
-			CHECK_OK(wtio_fault_replay(fault, path, n, s, fd));
+			CHECK_OK(wtio_fault_replay_ex(fault, path, n, s, fd,
+						      &ri));
+			torn += ri.writes_torn > 0;
 			CHECK_OK(fstat(fd, &st));
 			CHECKF((size_t)st.st_size >= esize,
 			       "prefix %llu seed %d: size %lld < acked end %zu",
@@ -134,9 +140,12 @@ int main(void)
 		points++;
 	}
 	printf("crash points tried: %llu (every prefix 0..%llu) x 5 seeds = "
-	       "%llu replays, all acknowledged writes present\n",
-	       (unsigned long long)points, (unsigned long long)total,
-	       (unsigned long long)replays);
+	       "%llu replays (%llu tore the write in flight), all acknowledged "
+	       "writes present\n", (unsigned long long)points,
+	       (unsigned long long)total, (unsigned long long)replays,
+	       (unsigned long long)torn);
+	CHECKF(torn > 0, "no replay tore a write: the torn-write checks never "
+	       "ran");
 	wtio_fault_destroy(fault);
 	free(buf);
 	free(exp);
