@@ -107,6 +107,10 @@ struct wtio_fault_io {
 	uint64_t len;
 	uint32_t nr_segs;	/* iovecs */
 	uint64_t ino;		/* backing file's inode number */
+	/* The memory the I/O moved: the lowest iov_base and the highest
+	 * iov_base + iov_len (what a test needs to bound the cache's
+	 * memory without trusting its counters). */
+	uint64_t buf_lo, buf_hi;
 };
 
 uint64_t wtio_fault_nr_ios(const struct wtio_fault *fault);

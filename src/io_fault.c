@@ -315,6 +315,7 @@ static void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
 {
 	struct wtio_fault_io *t;
 	struct stat st;
+	int i;
 
 	if (f->nr_trace == f->cap_trace) {
 		size_t cap = f->cap_trace ? f->cap_trace * 2 : 1024;
@@ -332,6 +333,15 @@ static void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
 	t->off = req->off;
 	t->len = len;
 	t->nr_segs = (uint32_t)req->iovcnt;
+	for (i = 0; i < req->iovcnt; i++) {
+		uint64_t lo = (uint64_t)(uintptr_t)req->iov[i].iov_base;
+		uint64_t hi = lo + req->iov[i].iov_len;
+
+		if (!i || lo < t->buf_lo)
+			t->buf_lo = lo;
+		if (hi > t->buf_hi)
+			t->buf_hi = hi;
+	}
 	if (fstat(req->fd, &st) == 0)
 		t->ino = st.st_ino;
 	__atomic_store_n(&f->nr_trace, f->nr_trace + 1, __ATOMIC_RELEASE);
