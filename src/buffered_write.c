@@ -56,8 +56,12 @@ int wtio_write_prepare_blocks(struct wtio_inode *inode,
 	return 0;
 }
 
-ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
-			    int iovcnt, off_t off, unsigned int flags)
+/* sizes, if not NULL: i_size before the write and after it (equal if it
+ * did not extend), for a DSYNC write to undo when it fails. */
+ssize_t wtio_buffered_write_sized(struct wtio_file *file,
+				  const struct iovec *iov, int iovcnt,
+				  off_t off, unsigned int flags,
+				  int64_t sizes[2])
 {
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
@@ -73,6 +77,16 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 		return -EAGAIN;
 	if (wtio_rwsem_lock(inode, false, nowait))
 		return -EAGAIN;
+	/* Past i_size: first clean what a failed write left there. */
+	if (off + (off_t)len > wtio_inode_size(inode)) {
+		ret = wtio_inode_prepare_extend(inode, nowait);
+		if (ret) {
+			pthread_rwlock_unlock(&inode->i_rwsem);
+			return ret;
+		}
+	}
+	if (sizes)
+		sizes[0] = sizes[1] = wtio_inode_size(inode);
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
 		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
@@ -95,8 +109,11 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 		f->ifs_dirty |= wtio_ifs_mask(inode, from, to);
 		wtio_folio_mark_dirty(inode, f);
 		done += to - from;
-		if (pos + (to - from) > isize)
+		if (pos + (to - from) > isize) {
 			atomic_store(&inode->i_size, pos + (int64_t)(to - from));
+			if (sizes)
+				sizes[1] = pos + (int64_t)(to - from);
+		}
 unlock:
 		wtio_folio_unlock(f);
 		wtio_folio_put(ctx, f);
@@ -114,4 +131,10 @@ unlock:
 		wtio_balance_dirty(ctx, nowait);
 	}
 	return done ? (ssize_t)done : ret;
+}
+
+ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
+			    int iovcnt, off_t off, unsigned int flags)
+{
+	return wtio_buffered_write_sized(file, iov, iovcnt, off, flags, NULL);
 }

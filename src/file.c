@@ -58,6 +58,37 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode)
 	return 0;
 }
 
+/*
+ * The largest size this file may have: the filesystem's s_maxbytes for
+ * it (ext4 gives files without extents a smaller one). lseek(SEEK_SET)
+ * accepts an offset up to exactly that and no further (vfs_setpos under
+ * generic_file_llseek_size, with the limit the write checks use), so a
+ * binary search finds it: about 63 lseeks, once per inode, on our own
+ * descriptor, whose position no I/O uses (all of it is positional).
+ * pathconf(_PC_FILESIZEBITS) cannot tell: it says 64 on ext4, whose
+ * limit is 16 TiB - 4 KiB. A filesystem whose lseek refuses even 0 gets
+ * wtio's own cap, 2^62, which also bounds the size arithmetic.
+ */
+static int64_t probe_max_bytes(int fd)
+{
+	int64_t lo = 0, hi = WTIO_MAX_FILE_SIZE;
+
+	if (lseek(fd, 0, SEEK_SET) != 0 || lseek(fd, hi, SEEK_SET) == hi) {
+		lseek(fd, 0, SEEK_SET);
+		return hi;
+	}
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (lseek(fd, mid, SEEK_SET) == mid)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	lseek(fd, 0, SEEK_SET);
+	return lo;
+}
+
 static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 				    const struct stat *st, bool writable)
 {
@@ -72,6 +103,7 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	inode->ino = st->st_ino;
 	atomic_store(&inode->i_size, st->st_size);
 	atomic_store(&inode->disk_size_lb, st->st_size);
+	inode->max_bytes = probe_max_bytes(fd);
 	if (inode_setup_geometry(ctx, inode)) {
 		free(inode);
 		return NULL;
@@ -174,6 +206,8 @@ static void file_free(struct wtio_ctx *ctx, struct wtio_file *file)
 	pthread_mutex_unlock(&ctx->inodes_lock);
 }
 
+static uint64_t errseq_sample(_Atomic uint64_t *eseq);
+
 int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 		   mode_t mode, unsigned int default_flags,
 		   struct wtio_file **filep)
@@ -219,7 +253,7 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	file->default_flags = default_flags;
 	if (oflags & (O_DSYNC | O_SYNC))
 		file->default_flags |= WTIO_DSYNC;
-	atomic_store(&file->err_seen, atomic_load(&inode->err_seq));
+	atomic_store(&file->err_seen, errseq_sample(&inode->wb_err));
 	atomic_store(&file->magic, WTIO_FILE_MAGIC);
 	if (oflags & O_TRUNC) {
 		ret = wtio_file_truncate(file, 0);
@@ -232,24 +266,73 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	return 0;
 }
 
+/*
+ * The kernel's errseq_t (lib/errseq.c), so that handles learn of errors
+ * exactly as Linux file descriptors do:
+ *  - an error is reported once to every handle open when it happened;
+ *  - a handle opened later reports it too, as long as no handle has
+ *    reported it yet (errseq_sample gives 0 for an unseen error), and not
+ *    once some handle has (the word then has WTIO_ERRSEQ_SEEN set);
+ *  - errors that come while the last one is unseen replace its errno and
+ *    are reported together, once (the counter moves only past a seen
+ *    error).
+ */
+#define WTIO_ERRSEQ_ERRNO	0xfffull
+#define WTIO_ERRSEQ_SEEN	(1ull << 12)
+#define WTIO_ERRSEQ_CTR_INC	(1ull << 13)
+
+static uint64_t errseq_sample(_Atomic uint64_t *eseq)
+{
+	uint64_t old = atomic_load(eseq);
+
+	return (old & WTIO_ERRSEQ_SEEN) ? old : 0;
+}
+
+static void errseq_set(_Atomic uint64_t *eseq, int err)
+{
+	uint64_t old = atomic_load(eseq), new;
+
+	if (err >= 0 || (uint64_t)-err > WTIO_ERRSEQ_ERRNO)
+		err = -EIO;
+	do {
+		new = (old & ~(WTIO_ERRSEQ_ERRNO | WTIO_ERRSEQ_SEEN)) |
+		      (uint64_t)-err;
+		if (old & WTIO_ERRSEQ_SEEN)
+			new += WTIO_ERRSEQ_CTR_INC;
+		if (new == old)
+			return;
+	} while (!atomic_compare_exchange_weak(eseq, &old, new));
+}
+
 void wtio_inode_record_error(struct wtio_inode *inode, int err)
 {
 	atomic_store(&inode->err_last, err);
 	atomic_fetch_add(&inode->err_seq, 1);
+	errseq_set(&inode->wb_err, err);
 }
 
+/* errseq_check_and_advance, with the handle's sample advanced by a
+ * compare-exchange, so that of two callers on one handle (fsync racing
+ * close) only one reports a given error. */
 int wtio_file_check_error(struct wtio_file *file)
 {
-	struct wtio_inode *inode = file->inode;
-	uint64_t seen = atomic_load(&file->err_seen);
-	uint64_t now = atomic_load(&inode->err_seq);
+	_Atomic uint64_t *eseq = &file->inode->wb_err;
+	uint64_t since = atomic_load(&file->err_seen);
 
-	/* Only one caller per new error wins the exchange and reports it. */
-	while (seen != now) {
-		if (atomic_compare_exchange_weak(&file->err_seen, &seen, now))
-			return atomic_load(&inode->err_last);
+	for (;;) {
+		uint64_t old = atomic_load(eseq), new;
+
+		if (old == since)
+			return 0;
+		new = old | WTIO_ERRSEQ_SEEN;
+		/* A failed exchange means a newer error came: we report
+		 * this one, the next check reports that one. */
+		if (new != old)
+			atomic_compare_exchange_strong(eseq, &old, new);
+		if (atomic_compare_exchange_strong(&file->err_seen, &since,
+						   new))
+			return -(int)(new & WTIO_ERRSEQ_ERRNO);
 	}
-	return 0;
 }
 
 int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
@@ -435,17 +518,84 @@ static void truncate_one(struct wtio_inode *inode, struct wtio_folio *f,
 		wtio_folio_cancel_dirty(inode, f);
 }
 
+/*
+ * Before i_size moves up (a write past it or a truncate up; exclusive
+ * lock held): a failed extending write whose size was put back from a
+ * completion thread, which may not wait for locks, left its blocks in the
+ * cache past i_size and maybe on disk past it. Cut both at i_size now, so
+ * that what becomes part of the file there reads as zeros.
+ */
+int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait)
+{
+	int64_t size;
+	int ret;
+
+	if (!atomic_load(&inode->eof_stale))
+		return 0;
+	if (nowait)
+		return -EAGAIN;
+	atomic_store(&inode->eof_stale, false);
+	size = wtio_inode_size(inode);
+	inode_for_each_folio(inode, (uint64_t)size >> inode->ctx->folio_shift,
+			     truncate_one, &size);
+	atomic_store(&inode->size_ahead, 0);
+	ret = wtio_inode_set_disk_size(inode, size, true);
+	if (ret)
+		atomic_store(&inode->eof_stale, true);
+	return ret;
+}
+
+/*
+ * A write that moved i_size from before to after failed (its I/O, or its
+ * DSYNC step): as a failed direct write in the kernel, it leaves the size
+ * where it was. Only when nothing moved the size since: a later write
+ * past it, or a truncate, decided the size. A completion thread must not
+ * wait for the file lock or a folio lock (their holders may wait for a
+ * completion only it delivers): it puts the size back with an exchange
+ * and leaves the cleanup past it to wtio_inode_prepare_extend.
+ */
+void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
+			    int64_t after, bool in_reaper)
+{
+	int64_t expect = after;
+
+	if (before >= after)
+		return;
+	if (in_reaper) {
+		if (atomic_compare_exchange_strong(&inode->i_size, &expect,
+						   before))
+			atomic_store(&inode->eof_stale, true);
+		return;
+	}
+	pthread_rwlock_wrlock(&inode->i_rwsem);
+	if (atomic_compare_exchange_strong(&inode->i_size, &expect, before)) {
+		atomic_store(&inode->eof_stale, true);
+		/* A failure here leaves the flag set for the next try. */
+		wtio_inode_prepare_extend(inode, false);
+	}
+	pthread_rwlock_unlock(&inode->i_rwsem);
+}
+
 int wtio_file_truncate(struct wtio_file *file, off_t length)
 {
 	struct wtio_inode *inode = file->inode;
 	int64_t size = length;
 	int ret = 0;
 
-	if (length < 0 || length > WTIO_MAX_FILE_SIZE)
+	if (length < 0)
 		return -EINVAL;
 	if ((file->oflags & O_ACCMODE) == O_RDONLY)
 		return -EBADF;
+	/* As ftruncate: past the filesystem's limit is -EFBIG, and nothing
+	 * changes. */
+	if (length > inode->max_bytes)
+		return -EFBIG;
 	pthread_rwlock_wrlock(&inode->i_rwsem);
+	ret = wtio_inode_prepare_extend(inode, false);
+	if (ret) {
+		pthread_rwlock_unlock(&inode->i_rwsem);
+		return ret;
+	}
 	if (size < wtio_inode_size(inode))
 		inode_for_each_folio(inode, (uint64_t)size >> inode->ctx->folio_shift,
 				     truncate_one, &size);

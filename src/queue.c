@@ -78,6 +78,11 @@ static void aio_complete(struct wtio_aio *aio)
 			res = err;
 		}
 	}
+	/* A failed write leaves the size where it was: put it back
+	 * without waiting for any lock (a completion thread must not). */
+	if (res < 0)
+		wtio_inode_undo_extend(aio->inode, aio->wbc.size_before,
+				       aio->wbc.size_after, true);
 	queue_post(aio->queue, aio->user_data, res);
 	free(aio);
 }
@@ -195,6 +200,7 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	ret = wtio_check_rw(file, &v, 1, off, &flags, true);
 	if (ret < 0)
 		return (int)ret;
+	v.iov_len = len = (size_t)ret;	/* cut short at the size limit */
 	/* Write-back writes and untorn writes complete before submit
 	 * returns; only write-through is asynchronous. */
 	if (!(flags & WTIO_WRITETHROUGH) || (flags & WTIO_ATOMIC) || !len) {

@@ -83,6 +83,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 
 	len = wtio_iov_length(iov, iovcnt);
 	*extending = false;
+	wbc->size_before = wbc->size_after = 0;
 	if (!len)
 		return 0;
 	wbc->ctx = ctx;
@@ -105,6 +106,15 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	}
 	if (!shared && wtio_rwsem_lock(inode, false, nowait))
 		return -EAGAIN;
+	/* Past i_size: first clean what a failed write left there. */
+	if (!shared && off + (int64_t)len > wtio_inode_size(inode)) {
+		ret = wtio_inode_prepare_extend(inode, nowait);
+		if (ret) {
+			pthread_rwlock_unlock(&inode->i_rwsem);
+			return ret;
+		}
+	}
+	wbc->size_before = wbc->size_after = wtio_inode_size(inode);
 
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
@@ -161,6 +171,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 		done += to - from;
 		if (pos + (to - from) > isize) {
 			atomic_store(&inode->i_size, pos + (int64_t)(to - from));
+			wbc->size_after = pos + (int64_t)(to - from);
 			*extending = true;
 		}
 		wtio_folio_unlock(f);
@@ -230,14 +241,18 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	ret = wtio_writethrough_copy(file, iov, iovcnt, off, flags, &wbc,
 				     false, &extending);
 	wtio_ioend_reap_all(&wbc);
-	if (atomic_load(&wbc.error))
-		return atomic_load(&wbc.error);
-	if (ret > 0 && (flags & WTIO_DSYNC)) {
-		err = extending ? wtio_dsync_finish(file->inode, off + ret, false) : 0;
-		if (err) {
+	err = atomic_load(&wbc.error);
+	if (!err && ret > 0 && extending && (flags & WTIO_DSYNC)) {
+		err = wtio_dsync_finish(file->inode, off + ret, false);
+		if (err)
 			wtio_inode_record_error(file->inode, err);
-			return err;
-		}
+	}
+	/* A failed write leaves the size where it was (see "Sizes and
+	 * errors on failure" in docs/DESIGN.md). */
+	if (err) {
+		wtio_inode_undo_extend(file->inode, wbc.size_before,
+				       wbc.size_after, false);
+		return err;
 	}
 	return ret;
 }
@@ -251,10 +266,11 @@ ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 	struct wtio_inode *inode = file->inode;
 	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
 	uint64_t seq = atomic_load(&inode->err_seq);
+	int64_t sizes[2];
 	ssize_t ret, res;
 	int err;
 
-	ret = wtio_buffered_write(file, iov, iovcnt, off, flags);
+	ret = wtio_buffered_write_sized(file, iov, iovcnt, off, flags, sizes);
 	if (ret <= 0)
 		return ret;
 	err = wtio_writeback_range(inode, off, off + ret, WB_SYNC, 0, 0);
@@ -272,5 +288,10 @@ ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 	/* A flusher may have hit an error on this range meanwhile. */
 	if (!err && atomic_load(&inode->err_seq) != seq)
 		err = atomic_load(&inode->err_last);
+	/* Failed: the size goes back to where it was, and the blocks this
+	 * write added past it go (the cut cancels their dirty state); data
+	 * it overwrote inside the old size stays dirty, to be retried. */
+	if (err)
+		wtio_inode_undo_extend(inode, sizes[0], sizes[1], false);
 	return err ? err : ret;
 }

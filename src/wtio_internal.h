@@ -221,9 +221,21 @@ struct wtio_inode {
 	int wb_busy;		/* flushers working on it, under wb_lock */
 	struct wtio_inode *wb_next;
 
-	/* errseq analogue: every writeback error bumps err_seq. */
+	/* Every recorded error bumps err_seq (a plain count, for "did an
+	 * error happen meanwhile"); err_last is the latest errno. */
 	_Atomic uint64_t err_seq;
 	_Atomic int err_last;
+	/* What handles report, once each: the kernel's errseq_t (errno in
+	 * the low 12 bits, WTIO_ERRSEQ_SEEN, a counter above; see file.c). */
+	_Atomic uint64_t wb_err;
+
+	/* Largest size the backing file may have (the filesystem's
+	 * s_maxbytes for it, probed at open, capped at 2^62). */
+	int64_t max_bytes;
+	/* A failed extending write moved i_size back while it could not
+	 * clean up: cached blocks (and the backing file) past i_size may
+	 * hold its data. Cleared by wtio_inode_prepare_extend. */
+	_Atomic bool eof_stale;
 };
 
 #define WTIO_FILE_MAGIC 0x7774696f66696c65ull	/* "wtiofile" */
@@ -338,6 +350,15 @@ void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
 /* Report an error not yet seen by this handle, once. */
 int wtio_file_check_error(struct wtio_file *file);
 void wtio_inode_record_error(struct wtio_inode *inode, int err);
+/* Before a write or truncate moves i_size up (exclusive lock held):
+ * clean what a failed extending write left past i_size. -EAGAIN with
+ * nowait when there is something to clean. */
+int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait);
+/* A write that extended i_size from before to after failed: put the
+ * size back unless another write or truncate moved it since. Blocks
+ * for the exclusive lock unless in_reaper. */
+void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
+			    int64_t after, bool in_reaper);
 /* Referenced folios of the inode with index >= first (malloc'd array). */
 struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
 				       uint64_t first, uint64_t *nr);
@@ -361,6 +382,11 @@ int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
 /* ---- buffered_write.c ---- */
 ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			    int iovcnt, off_t off, unsigned int flags);
+/* The same, setting sizes[0] and [1] to i_size before and after. */
+ssize_t wtio_buffered_write_sized(struct wtio_file *file,
+				  const struct iovec *iov, int iovcnt,
+				  off_t off, unsigned int flags,
+				  int64_t sizes[2]);
 
 /* Make the partially written blocks of [from, to) uptodate before a copy
  * (zero past isize, read the rest). -EAGAIN if nowait and I/O is needed. */
@@ -439,6 +465,9 @@ struct wtio_wb_ctl {
 	struct wtio_io_chan *chan;	/* submit here instead (queues) */
 	/* Called from the completion of the last ioend in flight. */
 	void (*done)(struct wtio_wb_ctl *wbc);
+	/* Write-through: i_size before and after this write's copy (equal
+	 * when it did not extend), so that a failed write can undo it. */
+	int64_t size_before, size_after;
 };
 
 static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)

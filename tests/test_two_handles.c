@@ -5,8 +5,81 @@
  * once, without fsync, and nothing was read from disk for it; size and
  * truncation are shared; a third open by another name (hard link) is the
  * same file too. A second context has its own cache.
+ *
+ * Errors reach handles as Linux's errseq reports them: once to each
+ * handle open when the error happened, also to a handle opened later
+ * while no handle has reported it yet, and not to one opened after some
+ * handle has.
  */
 #include "helpers.h"
+#include "wtio_fault.h"
+
+static struct wtio_file *open_rw(struct wtio_ctx *ctx, const char *path)
+{
+	return t_open(ctx, path, O_RDWR);
+}
+
+/* A write-back write whose write-back fails with EIO, reported by
+ * sync_range (which, as sync_file_range, does not consume the error). */
+static void fail_writeback(struct wtio_fault *fault, struct wtio_file *f)
+{
+	struct wtio_fault_rule r = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				     .error = EIO };
+	uint8_t buf[4096];
+
+	memset(buf, 0x33, sizeof(buf));
+	CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), 0, 0), sizeof(buf));
+	CHECK_OK(wtio_fault_add_rule(fault, &r));
+	CHECK_EQ(wtio_sync_range(f, 0, 0, WTIO_SYNC_RANGE_WRITE |
+				 WTIO_SYNC_RANGE_WAIT_AFTER), -EIO);
+	wtio_fault_clear_rules(fault);
+}
+
+static void errseq_part(const char *path)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *a, *b, *c, *d, *e;
+
+	CHECK(fault);
+	t_fault_config(&cfg, fault, 4096, 256);
+	ctx = t_ctx_create(&cfg);
+	a = open_rw(ctx, path);
+	fail_writeback(fault, a);
+	/* Nobody has seen it: a handle opened now reports it. */
+	b = open_rw(ctx, path);
+	CHECKF(wtio_fsync(b) == -EIO, "handle opened after an unseen error: "
+	       "fsync did not report it");
+	CHECK_EQ(wtio_fsync(b), 0);
+	/* b saw it: a later opener does not; a (open before) still does. */
+	c = open_rw(ctx, path);
+	CHECK_EQ(wtio_fsync(c), 0);
+	CHECK_EQ(wtio_fsync(a), -EIO);
+	CHECK_EQ(wtio_fsync(a), 0);
+	printf("errseq: unseen error reported to a later opener; once seen, "
+	       "not to new ones\n");
+
+	/* Two errors before anyone looks: reported once per handle. */
+	fail_writeback(fault, a);
+	fail_writeback(fault, c);
+	d = open_rw(ctx, path);
+	CHECK_EQ(wtio_fsync(d), -EIO);
+	CHECK_EQ(wtio_fsync(d), 0);
+	CHECK_EQ(wtio_fsync(c), -EIO);
+	CHECK_EQ(wtio_fsync(c), 0);
+	e = open_rw(ctx, path);
+	CHECK_EQ(wtio_fsync(e), 0);
+	/* a and b were open for both: one report each, at close. */
+	CHECK_EQ(wtio_close(a), -EIO);
+	CHECK_EQ(wtio_close(b), -EIO);
+	CHECK_OK(wtio_close(c));
+	CHECK_OK(wtio_close(d));
+	CHECK_OK(wtio_close(e));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	wtio_fault_destroy(fault);
+	printf("errseq: two unseen errors, one report per handle\n");
+}
 
 int main(void)
 {
@@ -74,6 +147,7 @@ int main(void)
 	CHECK(memcmp(buf, data, 5000) == 0);
 	CHECK_OK(wtio_close(b));
 	CHECK_OK(wtio_ctx_destroy(ctx));
+	errseq_part(path);
 	unlink(link_path);
 	printf("two_handles: 20 cross-handle writes read back from the shared cache: PASS\n");
 	return T_EXIT_PASS;

@@ -3,7 +3,9 @@
  * test_wt_eio - EIO injected on a write-through I/O: the write returns
  * -EIO; a later read returns what the disk has (old data, or zeros / EOF
  * past the old end), never the rejected data; fsync reports -EIO once;
- * after the rules are cleared a retried write-through succeeds.
+ * a rejected extending write leaves the size where it was (wtio_file_size,
+ * and the backing file after fsync and after close); after the rules are
+ * cleared a retried write-through succeeds.
  */
 #include "helpers.h"
 #include "wtio_fault.h"
@@ -67,9 +69,16 @@ int main(void)
 	for (i = 0; i < (size_t)n; i++)
 		CHECKF(rb[i] == 0, "rejected extending data served at +%zu "
 		       "(%02x)", i, rb[i]);
+	CHECKF(wtio_file_size(f) == FSIZE, "failed extending write moved "
+	       "the size to %lld (was %d)", (long long)wtio_file_size(f),
+	       FSIZE);
+	CHECK_EQ(n, 0);
 	CHECK_EQ(wtio_fsync(f), -EIO);
-	printf("extending write-through with EIO -> -EIO; read returns %zd "
-	       "bytes, all zero\n", n);
+	CHECKF(t_disk_size(path) == FSIZE, "backing file %lld bytes after "
+	       "fsync, want %d", (long long)t_disk_size(path), FSIZE);
+	t_check_disk_equals(path, data, FSIZE);
+	printf("extending write-through with EIO -> -EIO; size stays %d, in "
+	       "wtio and on disk after fsync\n", FSIZE);
 
 	/* Retry succeeds and reads back, in the cache and on disk. */
 	t_fill(buf, 2 * BS, 2, BS + 100);
@@ -83,7 +92,22 @@ int main(void)
 	CHECK_EQ(wtio_fsync(f), 0);
 	t_check_disk_equals(path, data, FSIZE + BS);
 	printf("retries after clearing rules succeed, cache and disk match\n");
-	CHECK_OK(wtio_close(f));
+
+	/* A rejected append just before close: close reports it and the
+	 * backing file keeps the old size. */
+	CHECK_OK(wtio_fault_add_rule(fault, &r));
+	t_fill(buf, 2 * BS, 4, FSIZE + BS);
+	CHECK_EQ(wtio_pwrite(f, buf, 2 * BS, FSIZE + BS, WTIO_WRITETHROUGH),
+		 -EIO);
+	wtio_fault_clear_rules(fault);
+	CHECK_EQ(wtio_file_size(f), FSIZE + BS);
+	CHECK_EQ(wtio_close(f), -EIO);
+	CHECKF(t_disk_size(path) == FSIZE + BS, "backing file %lld bytes "
+	       "after close, want %d", (long long)t_disk_size(path),
+	       FSIZE + BS);
+	t_check_disk_equals(path, data, FSIZE + BS);
+	printf("rejected append before close: close -> -EIO, size stays %d\n",
+	       FSIZE + BS);
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	wtio_fault_destroy(fault);
 	free(data);
