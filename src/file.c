@@ -118,11 +118,36 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 }
 
 void wtio_inode_free(struct wtio_inode *inode)
+	pthread_mutex_init(&inode->io_lock, NULL);
+	pthread_cond_init(&inode->io_cond, NULL);
 {
 	close(inode->fd);
 	pthread_rwlock_destroy(&inode->i_rwsem);
+void wtio_inode_io_get(struct wtio_inode *inode)
+{
+	pthread_mutex_lock(&inode->io_lock);
+	inode->io_refs++;
+	pthread_mutex_unlock(&inode->io_lock);
+}
+
+/* Under the lock, decrement and wake included, so that the waiter in
+ * wtio_inode_free cannot free the inode between the two. */
+void wtio_inode_io_put(struct wtio_inode *inode)
+{
+	pthread_mutex_lock(&inode->io_lock);
+	if (--inode->io_refs == 0)
+		pthread_cond_broadcast(&inode->io_cond);
+	pthread_mutex_unlock(&inode->io_lock);
+}
+
 	pthread_mutex_destroy(&inode->i_pages_lock);
 	pthread_mutex_destroy(&inode->dirty_lock);
+	pthread_mutex_lock(&inode->io_lock);
+	while (inode->io_refs)
+		pthread_cond_wait(&inode->io_cond, &inode->io_lock);
+	pthread_mutex_unlock(&inode->io_lock);
+	pthread_mutex_destroy(&inode->io_lock);
+	pthread_cond_destroy(&inode->io_cond);
 	pthread_mutex_destroy(&inode->wb_list_lock);
 	pthread_mutex_destroy(&inode->extend_lock);
 	pthread_cond_destroy(&inode->extend_cond);
@@ -463,6 +488,36 @@ static void inode_for_each_folio(struct wtio_inode *inode, uint64_t first,
 					    struct wtio_folio *, void *),
 				 void *arg)
 {
+/*
+ * Without memory for wtio_inode_collect's array: the inode's referenced
+ * folio with the lowest index at or after *next (then *next moves past
+ * it), or NULL. Quadratic, but a truncate or a drop that skipped folios
+ * for want of memory would leave stale data in the cache.
+ */
+static struct wtio_folio *inode_next_folio(struct wtio_inode *inode,
+					   uint64_t *next)
+{
+	struct wtio_folio *f, *best = NULL;
+	uint64_t best_idx = 0;
+
+	pthread_mutex_lock(&inode->i_pages_lock);
+	for (f = inode->pages; f; f = f->i_next) {
+		uint64_t idx = atomic_load_explicit(&f->index,
+						    memory_order_relaxed);
+
+		if (idx >= *next && (!best || idx < best_idx)) {
+			best = f;
+			best_idx = idx;
+		}
+	}
+	if (best) {
+		wtio_folio_get(best);
+		*next = best_idx + 1;
+	}
+	pthread_mutex_unlock(&inode->i_pages_lock);
+	return best;
+}
+
 	uint64_t nr, i;
 	struct wtio_folio **v = wtio_inode_collect(inode, first, &nr);
 

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "wtio_config.h"
 #include "wtio.h"
@@ -268,27 +269,49 @@ static void sync_end_io(struct wtio_io_req *req, ssize_t res)
 	w->done = true;
 }
 
+/*
+ * One reap for a caller that cannot go on while its requests are in
+ * flight. A request the backend holds may still be completed into the
+ * caller's memory (its wait state, its buffer), so no reap error lets
+ * the caller leave: transient errors are retried at once, anything
+ * else after a pause that grows to 100 ms, so a broken ring costs a
+ * wait instead of a completion written into a dead stack frame.
+ * *backoff_ns is the caller's, 0 to start.
+ */
+int wtio_io_reap_wait(struct wtio_io_backend *be, uint64_t *backoff_ns)
+{
+	int ret = be->ops->reap(be, 1, NULL);
+
+	if (ret >= 0 || ret == -EINTR || ret == -EAGAIN || ret == -ETIME ||
+	    ret == -EBUSY) {
+		*backoff_ns = 0;
+		return ret > 0 ? ret : 0;
+	}
+	*backoff_ns = *backoff_ns ? *backoff_ns * 2 : 1000000;
+	if (*backoff_ns > 100000000)
+		*backoff_ns = 100000000;
+	struct timespec ts = { 0, (long)*backoff_ns };
+
+	nanosleep(&ts, NULL);
+	return ret;
+}
+
 ssize_t wtio_io_sync(struct wtio_io_backend *be, struct wtio_io_req *req)
 {
 	void (*end_io)(struct wtio_io_req *, ssize_t) = req->end_io;
 	void *priv = req->private;
 	struct sync_wait w = { .res = 0, .done = false };
 	struct wtio_io_req *reqs[1] = { req };
+	uint64_t backoff = 0;
 	int ret;
 
 	req->end_io = sync_end_io;
 	req->private = &w;
 	ret = be->ops->submit(be, reqs, 1);
-	while (!ret && !w.done) {
-		ret = be->ops->reap(be, 1, NULL);
-		if (ret >= 0 || ret == -EINTR || ret == -EAGAIN ||
-		    ret == -ETIME || ret == -EBUSY)
-			ret = 0;
-	}
-	/*
-	 * A hard reap error with our request still queued means a broken
-	 * ring; there is nothing better to do than report it.
-	 */
+	/* Submitted means end_io will run: wait for it whatever reap says
+	 * (not submitted means it never will). */
+	while (!ret && !w.done)
+		wtio_io_reap_wait(be, &backoff);
 	req->end_io = end_io;
 	req->private = priv;
 	return ret ? ret : w.res;

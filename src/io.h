@@ -128,6 +128,10 @@ void wtio_io_backend_exit(struct wtio_io_backend *be);
  * delivered too.
  */
 ssize_t wtio_io_sync(struct wtio_io_backend *be, struct wtio_io_req *req);
+/* One reap(1) for a caller that must not return while its requests are
+ * in flight; pauses (up to 100 ms, growing in *backoff_ns) after a hard
+ * error. Returns what reap returned, 0 for transient errors. */
+int wtio_io_reap_wait(struct wtio_io_backend *be, uint64_t *backoff_ns);
 
 /*
  * Do a whole read or write synchronously: resubmit the remainder after a

@@ -84,6 +84,7 @@ static void aio_complete(struct wtio_aio *aio)
 		wtio_inode_undo_extend(aio->inode, aio->wbc.size_before,
 				       aio->wbc.size_after, true);
 	queue_post(aio->queue, aio->user_data, res);
+	wtio_inode_io_put(aio->inode);
 	free(aio);
 }
 
@@ -219,6 +220,10 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	}
 	aio->queue = q;
 	aio->inode = file->inode;
+	/* Until aio_complete: its DSYNC size step uses the inode after
+	 * the folios left writeback, when a close may already be freeing
+	 * it. */
+	wtio_inode_io_get(aio->inode);
 	aio->user_data = user_data;
 	ret = wtio_writethrough_copy(file, &v, 1, off, flags, &aio->wbc, true,
 				     &extending);

@@ -254,6 +254,14 @@ struct wtio_file {
 	struct wtio_file *next_dead;
 	struct wtio_file *next_all;
 };
+	/* Completions still to run that refer to the inode (ioends, queued
+	 * writes): the last close waits for them before freeing it, since
+	 * a completion goes on using the inode after its folios leave
+	 * writeback, which is all that close can see. */
+	int32_t io_refs;
+	pthread_mutex_t io_lock;
+	pthread_cond_t io_cond;
+
 
 /* ---- folio.c ---- */
 void wtio_folio_lock(struct wtio_folio *folio);
@@ -291,6 +299,8 @@ void wtio_ifs_set_uptodate(struct wtio_inode *inode, struct wtio_folio *folio,
 			   uint64_t mask);
 bool wtio_ifs_range_uptodate(const struct wtio_inode *inode,
 			     struct wtio_folio *folio, uint32_t from,
+/* Lock a folio just taken off the free list (refcount still 0). */
+void wtio_folio_lock_new(struct wtio_folio *folio);
 			     uint32_t to);
 
 /* ---- cache.c ---- */
@@ -395,6 +405,10 @@ int wtio_write_prepare_blocks(struct wtio_inode *inode,
 			      uint32_t to, int64_t isize, bool nowait);
 
 /* ---- api.c ---- */
+/* Pin the inode for a completion that will run after its folios left
+ * writeback; put is the completion's last touch of the inode. */
+void wtio_inode_io_get(struct wtio_inode *inode);
+void wtio_inode_io_put(struct wtio_inode *inode);
 /* A checked write, dispatched on its mode flags. */
 ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
 			int iovcnt, off_t off, unsigned int flags);
