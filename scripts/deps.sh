@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
 	meson ninja-build pkg-config gcc clang
 	liburing-dev libaio-dev
-	xfsprogs fio gnuplot-nox util-linux python3
+	xfsprogs e2fsprogs fio gnuplot-nox util-linux python3
 	sqlite3 strace
 )
 

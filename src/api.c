@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "wtio_internal.h"
@@ -17,7 +18,7 @@
  * refused with -EOPNOTSUPP rather than silently ignored. */
 #define WTIO_IMPLEMENTED_FLAGS	WTIO_ALL_FLAGS
 #define WTIO_READ_FLAGS		(WTIO_DONTCACHE | WTIO_NOWAIT)
-#define WTIO_MAX_OFFSET		((int64_t)1 << 62)
+#define WTIO_MAX_OFFSET		((int64_t)1 << 62)	/* sync_range only */
 
 static int check_flags(unsigned int flags, unsigned int allowed)
 {
@@ -106,10 +107,26 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 	len = iov_total(iov, iovcnt);
 	if (len < 0)
 		return len;
-	if (off < 0 || off > WTIO_MAX_OFFSET)
+	/*
+	 * As pread/pwrite (rw_verify_area, then generic_write_checks): a
+	 * negative offset, or an end past the largest off_t, is -EINVAL; a
+	 * write starting at or past the filesystem's largest file size is
+	 * -EFBIG, one that crosses it is cut short there (an untorn write
+	 * cannot be: -EINVAL). A read there finds EOF. Zero bytes: 0.
+	 */
+	if (off < 0 || (off_t)len > INT64_MAX - off)
 		return -EINVAL;
-	if (write && len > WTIO_MAX_OFFSET - off)
-		return -EFBIG;
+	if (write && len) {
+		int64_t max = file->inode->max_bytes;
+
+		if (off >= max)
+			return -EFBIG;
+		if ((int64_t)len > max - off) {
+			if (*flags & WTIO_ATOMIC)
+				return -EINVAL;
+			len = (ssize_t)(max - off);
+		}
+	}
 	if (write && (*flags & WTIO_ATOMIC)) {
 		ret = wtio_atomic_check(file->inode, off, (size_t)len);
 		if (ret)
@@ -154,10 +171,27 @@ WTIO_EXPORT ssize_t wtio_pwritev(struct wtio_file *file,
 				 off_t off, unsigned int flags)
 {
 	ssize_t len = wtio_check_rw(file, iov, iovcnt, off, &flags, true);
+	struct iovec small[8], *cut;
+	size_t left;
+	ssize_t ret;
+	int n;
 
 	if (len <= 0)
 		return len;
-	return wtio_file_write(file, iov, iovcnt, off, flags);
+	if (len == iov_total(iov, iovcnt))
+		return wtio_file_write(file, iov, iovcnt, off, flags);
+	/* Cut short at the filesystem's limit: the iovecs up to len. */
+	for (n = 0, left = (size_t)len; left; n++)
+		left -= iov[n].iov_len < left ? iov[n].iov_len : left;
+	cut = n <= 8 ? small : malloc((size_t)n * sizeof(*cut));
+	if (!cut)
+		return -ENOMEM;
+	memcpy(cut, iov, (size_t)n * sizeof(*cut));
+	cut[n - 1].iov_len -= (size_t)(iov_total(cut, n) - len);
+	ret = wtio_file_write(file, cut, n, off, flags);
+	if (cut != small)
+		free(cut);
+	return ret;
 }
 
 WTIO_EXPORT ssize_t wtio_pwrite(struct wtio_file *file, const void *buf,

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "iov_iter.h"
+#include "reserve.h"
 #include "wtio_internal.h"
 
 /*
@@ -68,6 +69,7 @@ ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 	bool nowait = flags & WTIO_NOWAIT;
 	struct wtio_iov_iter it;
 	size_t len = 0, done = 0;
+	ssize_t fit;
 	int ret = 0;
 
 	len = wtio_iov_length(iov, iovcnt);
@@ -87,6 +89,15 @@ ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 	}
 	if (sizes)
 		sizes[0] = sizes[1] = wtio_inode_size(inode);
+	/* Space for the dirty data first (reserve.c): a full filesystem
+	 * refuses the write here, or takes the part that fits, instead of
+	 * failing its write-back later. */
+	fit = wtio_reserve_write(inode, off, len, !(flags & WTIO_DSYNC));
+	if (fit < 0) {
+		pthread_rwlock_unlock(&inode->i_rwsem);
+		return fit;
+	}
+	len = (size_t)fit;
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
 		struct wtio_span sp = wtio_span_at(ctx, off, len, done);

@@ -368,6 +368,14 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 			continue;
 		if (!wait)
 			return NULL;
+		/* Only data the disk refused is left and nothing is being
+		 * written: drop it (the error stays recorded for fsync)
+		 * rather than fail this allocation, maybe another file's. */
+		if (!atomic_load(&ctx->nr_writeback) &&
+		    !wtio_nr_dirty_cleanable(ctx) &&
+		    atomic_load(&ctx->nr_dirty_error) &&
+		    wtio_writeback_drop_failed(ctx))
+			continue;
 		/* Nothing under writeback and nothing reclaimable for a
 		 * long while: every folio is pinned or dirty with data the
 		 * disk refuses (FOLIO_ERROR, left to fsync). Waiting longer

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "reserve.h"
 #include "wtio_internal.h"
 
 #define WTIO_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_DSYNC | \
@@ -399,6 +400,8 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 		ret = -errno;
 	} else {
 		atomic_store(&inode->disk_size_lb, size);
+		/* Blocks preallocated past the new size may be gone. */
+		wtio_reserve_clamp(inode, size);
 		if (inode->ctx->io.fault)
 			wtio_fault_note_truncate(inode->ctx->io.fault,
 						 inode->fd, size);
@@ -707,6 +710,8 @@ int wtio_file_close(struct wtio_file *file)
 		 * queue the inode for the flushers again. */
 		wtio_inode_drop_cache(inode, true);
 		wtio_writeback_detach_inode(inode);
+		/* Space preallocated for appends past the end goes back. */
+		wtio_reserve_release(inode);
 		wtio_inode_free(inode);
 	}
 	return ret;

@@ -212,6 +212,61 @@ uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
 	return dropped;
 }
 
+/*
+ * The cache is full, nothing is under writeback and the only dirty
+ * folios are those whose write-back failed (FOLIO_ERROR), which only
+ * fsync retries: nothing else would ever free a folio, and a read of
+ * another file would fail for an error not its own. Give that data up
+ * as Linux does at once (its pages go clean, the error stays recorded):
+ * the error is in the inode's errseq already, so every handle's next
+ * fsync or close still reports it. While the cache has room the data
+ * stays dirty and fsync retries it. Returns the folios dropped.
+ */
+uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
+{
+	struct wtio_folio *v[64];
+	struct wtio_inode *inode;
+	uint64_t dropped = 0;
+
+	pthread_mutex_lock(&ctx->inodes_lock);
+	for (inode = ctx->inodes; inode; inode = inode->next) {
+		struct wtio_folio *f;
+		int n = 0, i;
+
+		pthread_mutex_lock(&inode->dirty_lock);
+		for (f = inode->dirty_head; f && n < 64; f = f->d_next) {
+			if (!wtio_folio_test(f, FOLIO_ERROR))
+				continue;
+			wtio_folio_get(f);
+			v[n++] = f;
+		}
+		pthread_mutex_unlock(&inode->dirty_lock);
+		for (i = 0; i < n; i++) {
+			f = v[i];
+			/* Only a trylock: the caller may hold a folio lock
+			 * and file locks of its own. */
+			if (wtio_folio_trylock(f)) {
+				uint32_t s = wtio_folio_flags(f);
+
+				if (atomic_load(&f->inode) == inode &&
+				    (s & FOLIO_ERROR) && (s & FOLIO_DIRTY) &&
+				    !(s & FOLIO_WRITEBACK)) {
+					wtio_folio_cancel_dirty(inode, f);
+					/* Readers go to the disk now. */
+					wtio_folio_clear_flag(f, FOLIO_UPTODATE);
+					atomic_store(&f->ifs_uptodate, 0);
+					wtio_folio_remove(f);
+					dropped++;
+				}
+				wtio_folio_unlock(f);
+			}
+			wtio_folio_put(ctx, f);
+		}
+	}
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	return dropped;
+}
+
 void wtio_writeback_kick(struct wtio_ctx *ctx)
 {
 	/* Writers above the background threshold kick on every write: one

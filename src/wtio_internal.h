@@ -204,6 +204,13 @@ struct wtio_inode {
 	uint32_t block_shift;
 	uint32_t blocks_per_folio;
 
+	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
+	 * to be allocated on disk; resv_state 0 not looked yet, 1 tracked,
+	 * -1 no fallocate here. Under i_rwsem exclusive, or shared with
+	 * extend_lock. */
+	int64_t resv_start, resv_end;
+	int resv_state;
+
 	pthread_mutex_t i_pages_lock;
 	struct wtio_folio *pages;	/* every cached folio of the inode */
 	uint64_t nr_pages;
@@ -456,6 +463,9 @@ void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
 /* Wake flushers. */
 void wtio_writeback_kick(struct wtio_ctx *ctx);
+/* Cache full of data whose write-back failed: drop it (the error stays
+ * recorded for fsync); returns how many folios left. */
+uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx);
 /* WB_BACKGROUND: flushers, skip what is busy. WB_SYNC: wait for every
  * folio and its I/O. WB_ASYNC: like background, but submitted to the
  * context's channel and not waited for (sync_file_range WRITE, and

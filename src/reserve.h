@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reserve.h - space for dirty data (reserve.c): a write-back write
+ * allocates the blocks its dirty data will need before it is accepted,
+ * so that a full filesystem refuses the write (ENOSPC, or a short count)
+ * instead of the write-back long after it.
+ */
+#ifndef WTIO_RESERVE_H
+#define WTIO_RESERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct wtio_inode;
+
+/*
+ * Make sure the blocks under [off, off + len) are allocated on disk.
+ * Returns how many bytes from off are (len, or fewer when the filesystem
+ * filled up part way), or -ENOSPC / -EDQUOT / -EFBIG when not one byte
+ * fits. Where the filesystem cannot preallocate it returns len: the
+ * write is accepted as before and a lack of space shows at write-back.
+ * ahead: an append may reserve a chunk past its end (not for writes
+ * that set the exact size at once). Caller holds i_rwsem exclusive.
+ */
+ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
+			   bool ahead);
+/* The backing file was cut (or set) to size: blocks past it may be gone.
+ * Caller holds i_rwsem (shared is enough with inode->extend_lock). */
+void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size);
+/* Give back what was reserved past the end of file (last close). */
+void wtio_reserve_release(struct wtio_inode *inode);
+
+#endif /* WTIO_RESERVE_H */

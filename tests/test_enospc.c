@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_enospc.c - a full XFS, through the library, in every write mode
+ * (write-back, write-through, write-through NOSERIAL, DONTCACHE, DSYNC):
+ *
+ *  - a small XFS image on a loop device over /dev/shm is filled to a few
+ *    MiB of free space; a file is appended in odd-sized writes until a
+ *    write returns -ENOSPC. Every write returns its full count, a short
+ *    count, or -ENOSPC: never EIO, never accepted data that cannot be
+ *    written (the write-back modes: fsync then returns 0);
+ *  - a write into a hole of a sparse file is refused too (-ENOSPC) and
+ *    leaves the hole reading zeros;
+ *  - reads of another file, interleaved with the writes through the same
+ *    small cache, keep returning its data;
+ *  - everything acknowledged is in the file after close and again after
+ *    a remount; fsync reports nothing false (0 where every acknowledged
+ *    byte is on disk; a write-through write's own error at most once).
+ *
+ * And, with room to spare: space reserved ahead of an append is given
+ * back at close and by a truncate; a sparse file still reads zeros where
+ * nothing was written.
+ *
+ * Before space was reserved for dirty data, the write-back modes
+ * accepted every write, their write-back failed with ENOSPC, the failed
+ * folios filled the cache and the next allocation - a read of the other
+ * file, or a write - failed with EIO.
+ */
+#include <sys/statvfs.h>
+
+#include "helpers.h"
+#include "xfs_loop.h"
+
+#define IMG_SIZE	(128ll << 20)
+#define FREE_LEFT	(6ll << 20)
+#define CHUNK		(256 * 1024 + 1000)
+#define B_LEN		(2u << 20)
+#define C_LEN		(4u << 20)
+
+static char filler[256], bpath[256], cpath[256], apath[256];
+static uint8_t *bdata;
+
+/* A 128 MiB XFS on a loop device, its image in /dev/shm. mkfs.xfs
+ * refuses under 300 MiB unless it believes it runs under fstests. */
+static int small_xfs(void)
+{
+	char cmd[512];
+	int fd, ret;
+
+	ret = xl_check_env();
+	if (ret != XL_OK)
+		return ret;
+	xl_hooks();
+	snprintf(xl.dir, sizeof(xl.dir), "/dev/shm/wtio-enospc-XXXXXX");
+	if (!mkdtemp(xl.dir)) {
+		xl.dir[0] = '\0';
+		return xl_set(XL_SKIP, "mkdtemp in /dev/shm: %s", strerror(errno));
+	}
+	snprintf(xl.img, sizeof(xl.img), "%s/xfs.img", xl.dir);
+	snprintf(xl.mnt, sizeof(xl.mnt), "%s/mnt", xl.dir);
+	if (mkdir(xl.mnt, 0755) != 0) {
+		xl.mnt[0] = '\0';
+		return xl_set(XL_FAIL, "mkdir: %s", strerror(errno));
+	}
+	fd = open(xl.img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, IMG_SIZE) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return xl_set(XL_FAIL, "create %s: %s", xl.img, strerror(errno));
+	}
+	close(fd);
+	snprintf(cmd, sizeof(cmd),
+		 "TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 mkfs.xfs -f -q '%s'",
+		 xl.img);
+	if (xl_run(cmd) != 0)
+		return xl_set(XL_SKIP, "mkfs.xfs refuses a 128 MiB image");
+	return xl_mount_loop();
+}
+
+static int64_t fs_avail(void)
+{
+	struct statvfs sv;
+
+	CHECK(statvfs(xl.mnt, &sv) == 0);
+	return (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+}
+
+static int64_t disk_blocks_bytes(const char *path)
+{
+	struct stat st;
+
+	CHECK(stat(path, &st) == 0);
+	return (int64_t)st.st_blocks * 512;
+}
+
+/* Let XFS finish freeing what unlinks gave back, then fill the
+ * filesystem up to FREE_LEFT bytes free. Returns the free bytes. */
+static int64_t fill_to_brim(void)
+{
+	int64_t avail, len;
+	int fd, i;
+
+	sync();
+	for (i = 0; i < 20; i++) {
+		int64_t a = fs_avail();
+
+		usleep(50 * 1000);
+		if (fs_avail() == a)
+			break;
+	}
+	fd = open(filler, O_RDWR | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	CHECK(ftruncate(fd, 0) == 0);
+	CHECK(fsync(fd) == 0);
+	avail = fs_avail();
+	for (len = avail - FREE_LEFT; len > 0; len -= 1 << 20)
+		if (fallocate(fd, 0, 0, len) == 0)
+			break;
+	CHECK(len > 0);
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	avail = fs_avail();
+	CHECKF(avail > 0 && avail <= FREE_LEFT + (2 << 20),
+	       "free after filling: %lld", (long long)avail);
+	return avail;
+}
+
+static void check_b(struct wtio_file *b, uint8_t *buf, off_t off, size_t len)
+{
+	ssize_t n = wtio_pread(b, buf, len, off, 0);
+
+	CHECKF(n == (ssize_t)len, "read of the other file at %lld: %zd (%s)",
+	       (long long)off, n, n < 0 ? strerror((int)-n) : "short");
+	CHECKF(memcmp(buf, bdata + off, len) == 0,
+	       "other file differs at %lld", (long long)off);
+}
+
+static void check_disk_prefix(const char *path, int64_t acked, bool exact)
+{
+	size_t len;
+	uint8_t *d = t_read_disk(path, &len);
+
+	CHECKF((int64_t)len >= acked, "%s: %zu bytes on disk, %lld acknowledged",
+	       path, len, (long long)acked);
+	if (exact)
+		CHECKF((int64_t)len == acked, "%s: size %zu, %lld written",
+		       path, len, (long long)acked);
+	CHECKF(t_verify(d, (size_t)acked, 21, 0) < 0,
+	       "%s: acknowledged data differs at %lld", path,
+	       t_verify(d, (size_t)acked, 21, 0));
+	free(d);
+}
+
+/* c: C_LEN bytes, all hole. */
+static void reset_c(void)
+{
+	int fd = open(cpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0 && ftruncate(fd, C_LEN) == 0);
+	close(fd);
+}
+
+static void run_mode(const char *name, unsigned int flags, uint32_t fs)
+{
+	bool wt = flags & WTIO_WRITETHROUGH;
+	uint8_t *wbuf = t_malloc(CHUNK), *rbuf = t_malloc(C_LEN);
+	struct wtio_file *a, *b, *c;
+	struct wtio_ctx *ctx;
+	int64_t avail, acked = 0;
+	int shorts = 0, iter = 0, ret;
+	size_t c_acked;
+	ssize_t n;
+
+	unlink(apath);
+	reset_c();
+	avail = fill_to_brim();
+	ctx = t_ctx(fs, (1 << 20) / fs < 64 ? 64 : (1 << 20) / fs,
+		    WTIO_BACKEND_AUTO);
+	a = t_open(ctx, apath, O_RDWR | O_CREAT | O_TRUNC);
+	b = t_open(ctx, bpath, O_RDONLY);
+	c = t_open(ctx, cpath, O_RDWR);
+
+	for (;;) {
+		t_fill(wbuf, CHUNK, 21, (uint64_t)acked);
+		n = wtio_pwrite(a, wbuf, CHUNK, acked, flags);
+		if (n == -ENOSPC)
+			break;
+		CHECKF(n > 0, "%s: append at %lld: %zd (%s)", name,
+		       (long long)acked, n, n < 0 ? strerror((int)-n) : "0");
+		acked += n;
+		if (n < CHUNK)
+			shorts++;
+		CHECKF(shorts <= 4, "%s: short writes go on without ENOSPC",
+		       name);
+		CHECKF(acked <= avail + (4 << 20),
+		       "%s: %lld bytes accepted, only %lld were free", name,
+		       (long long)acked, (long long)avail);
+		iter++;
+		check_b(b, rbuf, (off_t)((iter * 77777) % (B_LEN - 65536)),
+			65536);
+	}
+	CHECKF(acked >= avail / 2, "%s: refused at %lld of %lld free", name,
+	       (long long)acked, (long long)avail);
+	/* What a smaller write still fits (a direct write that does not
+	 * fit whole is refused whole), until nothing does. */
+	for (;;) {
+		t_fill(wbuf, 4096, 21, (uint64_t)acked);
+		n = wtio_pwrite(a, wbuf, 4096, acked, flags);
+		if (n == -ENOSPC)
+			break;
+		CHECKF(n > 0, "%s: small append at %lld: %zd", name,
+		       (long long)acked, n);
+		acked += n;
+		CHECKF(++shorts <= 128, "%s: small appends go on", name);
+	}
+	/* Full now: a write into a hole of another file is refused (or
+	 * takes what XFS has freed meanwhile: a short count). */
+	t_fill(wbuf, 65536, 22, 0);
+	n = wtio_pwrite(c, wbuf, 65536, 1 << 20, flags);
+	CHECKF(n == -ENOSPC || (n > 0 && n < 65536),
+	       "%s: write into a hole of a full fs: %zd", name, n);
+	c_acked = n > 0 ? (size_t)n : 0;
+	/* The other file reads whole. */
+	check_b(b, rbuf, 0, B_LEN);
+
+	/* fsync: write-back modes acknowledged only what has space, so
+	 * every byte reaches the disk; a write-through write that failed
+	 * may report its own error to fsync, once. */
+	ret = wtio_fsync(a);
+	if (wt)
+		CHECKF(ret == 0 || ret == -ENOSPC, "%s: fsync: %d", name, ret);
+	else
+		CHECKF(ret == 0, "%s: fsync after ENOSPC at write: %d (%s)",
+		       name, ret, strerror(-ret));
+	CHECK_EQ(wtio_fsync(a), 0);
+	ret = wtio_fsync(c);
+	CHECKF(wt ? (ret == 0 || ret == -ENOSPC) : ret == 0, "%s: fsync c: %d",
+	       name, ret);
+	CHECK_EQ(wtio_fsync(c), 0);
+	/* The refused write left the hole as it was. */
+	n = wtio_pread(c, rbuf, C_LEN, 0, 0);
+	CHECK_EQ(n, (long long)C_LEN);
+	CHECK(t_verify(rbuf + (1 << 20), c_acked, 22, 0) < 0);
+	memset(rbuf + (1 << 20), 0, c_acked);
+	for (size_t i = 0; i < C_LEN; i++)
+		CHECKF(rbuf[i] == 0, "%s: hole of c not zero at %zu", name, i);
+	CHECK_OK(wtio_close(c));
+	CHECK_OK(wtio_close(b));
+	CHECK_OK(wtio_close(a));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	check_disk_prefix(apath, acked, !wt);
+
+	/* And after a remount: nothing acknowledged was only in memory. */
+	CHECKF(xl_umount() == XL_OK, "umount: %s", xl.why);
+	CHECKF(xl_mount_loop() == XL_OK, "mount: %s", xl.why);
+	check_disk_prefix(apath, acked, !wt);
+	{
+		size_t len;
+		uint8_t *d = t_read_disk(bpath, &len);
+
+		CHECK_EQ(len, B_LEN);
+		CHECK(memcmp(d, bdata, B_LEN) == 0);
+		free(d);
+	}
+	printf("  %s, folio %u: %lld of %lld free bytes accepted (%d short), then -ENOSPC; other file read %d times; data intact after remount: ok\n",
+	       name, fs, (long long)acked, (long long)avail, shorts, iter + 1);
+	unlink(apath);
+	free(wbuf);
+	free(rbuf);
+}
+
+/* With room: what is reserved ahead of appends is given back. */
+static void check_release(uint32_t fs)
+{
+	char dpath[256];
+	struct wtio_ctx *ctx;
+	struct wtio_file *d;
+	uint8_t *buf = t_malloc(3 << 20), *rbuf = t_malloc(6 << 20);
+	int64_t held;
+
+	unlink(filler);
+	unlink(apath);
+	sync();
+	xl_path(dpath, sizeof(dpath), "d.bin");
+	ctx = t_ctx(fs, 256, WTIO_BACKEND_AUTO);
+	d = t_open(ctx, dpath, O_RDWR | O_CREAT | O_TRUNC);
+	t_fill(buf, 100000, 31, 0);
+	CHECK_EQ(wtio_pwrite(d, buf, 100000, 0, 0), 100000);
+	CHECK_OK(wtio_fsync(d));
+	held = disk_blocks_bytes(dpath);
+	CHECKF(held >= 100000, "appended data not allocated: %lld",
+	       (long long)held);
+	CHECK_OK(wtio_close(d));
+	CHECKF(disk_blocks_bytes(dpath) <= 128 * 1024,
+	       "%lld bytes still allocated after close of a 100000-byte file",
+	       (long long)disk_blocks_bytes(dpath));
+
+	/* Truncate gives back what lies past the new end. */
+	d = t_open(ctx, dpath, O_RDWR | O_TRUNC);
+	t_fill(buf, 3 << 20, 32, 0);
+	CHECK_EQ(wtio_pwrite(d, buf, 3 << 20, 0, 0), 3 << 20);
+	CHECK_OK(wtio_ftruncate(d, 1 << 20));
+	CHECKF(disk_blocks_bytes(dpath) <= (1 << 20) + 65536,
+	       "%lld bytes allocated after a truncate to 1 MiB",
+	       (long long)disk_blocks_bytes(dpath));
+	/* Sparse: a write at 5 MiB; between reads zeros, before and after
+	 * the reservation was given back. */
+	CHECK_EQ(wtio_pwrite(d, buf, 4096, 5 << 20, 0), 4096);
+	CHECK_EQ(wtio_pread(d, rbuf, 6 << 20, 0, 0), (5 << 20) + 4096);
+	CHECK(t_verify(rbuf, 1 << 20, 32, 0) < 0);
+	for (size_t i = 1 << 20; i < 5 << 20; i++)
+		CHECKF(rbuf[i] == 0, "gap not zero at %zu", i);
+	CHECK(memcmp(rbuf + (5 << 20), buf, 4096) == 0);
+	CHECK_OK(wtio_close(d));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	{
+		size_t len;
+		uint8_t *x = t_read_disk(dpath, &len);
+
+		CHECK_EQ(len, (5 << 20) + 4096);
+		CHECK(t_verify(x, 1 << 20, 32, 0) < 0);
+		for (size_t i = 1 << 20; i < 5 << 20; i++)
+			CHECKF(x[i] == 0, "gap on disk not zero at %zu", i);
+		CHECK(memcmp(x + (5 << 20), buf, 4096) == 0);
+		free(x);
+	}
+	CHECKF(disk_blocks_bytes(dpath) <= (1 << 20) + (128 << 10),
+	       "%lld bytes allocated for 1 MiB + 4 KiB of data",
+	       (long long)disk_blocks_bytes(dpath));
+	unlink(dpath);
+	free(buf);
+	free(rbuf);
+	printf("  folio %u: reservation ahead given back at close and truncate, holes read zeros: ok\n",
+	       fs);
+}
+
+int main(void)
+{
+	static const struct {
+		const char *name;
+		unsigned int flags;
+	} modes[] = {
+		{ "write-back", 0 },
+		{ "write-through", WTIO_WRITETHROUGH },
+		{ "write-through NOSERIAL", WTIO_WRITETHROUGH | WTIO_NOSERIAL },
+		{ "DONTCACHE", WTIO_DONTCACHE },
+		{ "DSYNC", WTIO_DSYNC },
+	};
+	int ret, fd;
+	size_t i;
+
+	t_watchdog(600, "enospc hung");
+	ret = small_xfs();
+	if (ret == XL_SKIP) {
+		printf("SKIP: %s\n", xl.why);
+		return T_EXIT_SKIP;
+	}
+	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
+	xl_path(filler, sizeof(filler), "filler");
+	xl_path(bpath, sizeof(bpath), "b.bin");
+	xl_path(cpath, sizeof(cpath), "c.bin");
+	xl_path(apath, sizeof(apath), "a.bin");
+	bdata = t_malloc(B_LEN);
+	t_fill(bdata, B_LEN, 20, 0);
+	fd = open(bpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	t_write_disk(bpath, bdata, B_LEN);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		run_mode(modes[i].name, modes[i].flags, 4096);
+	run_mode("write-back", 0, 65536);
+	check_release(4096);
+	check_release(65536);
+	free(bdata);
+	xl_cleanup();
+	printf("enospc: PASS\n");
+	return T_EXIT_PASS;
+}
