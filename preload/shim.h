@@ -201,6 +201,16 @@ void ofd_demote(struct shim_ofd *o);
  * not (nothing done); never fails the caller's call.
  */
 int shim_demote_fd(int fd, const char *why);
+/* ---- ioctl.c, syscall.c, aio.c: the other ways around the cache ---- */
+/* A served fd: write its file back (data and exact size), cache kept.
+ * Returns wtio's result, 0 when fd is not served. */
+int shim_flush_fd(int fd);
+/* The program has an io_uring (caller: the return address of the call
+ * that showed it, to tell libwtio's own rings apart; NULL: the program's):
+ * every file passes through from now on. */
+void shim_ring_seen(const char *why, const void *caller);
+/* open.c: the open everything funnels into (syscall's SYS_open*). */
+int shim_openat(int dirfd, const char *path, int flags, mode_t mode);
 bool ofd_guard_size(struct shim_ofd *o);
 void ofd_append_check(struct shim_ofd *o);
 void shim_flush_all(bool durable);

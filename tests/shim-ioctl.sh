@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# ioctl on served files: FICLONE, FICLONERANGE (through syscall(SYS_ioctl)),
+# FIDEDUPERANGE, FIONREAD, FIEMAP, the XFS space calls (ZERO_RANGE,
+# UNRESVSP64, RESVSP64) and an unknown request, each checked for coherent
+# data and size, under wtio-run in every mode, on XFS with reflink
+# (tests/shim/shim_raw.c).
+. "$(dirname "$0")/shim-ioctl-xfs.sh"
+
+cases=${SHIM_CASES:-"fionread fiemap unknown-ioctl clone dedupe xfs-space"}
+skipped=
+for mode in ${ONLY_MODES:-$MODES}; do
+	for grp in "$cases"; do
+		rm -rf "${SERVED:?}"/*
+		# shellcheck disable=SC2086
+		out=$(run "$mode" --debug -- "$SHIM_BIN/shim_raw" "$SERVED" $grp 2>&1)
+		rc=$?
+		grep -v '^wtio-preload\[' <<<"$out" | sed "s/^/[$mode] /"
+		# the checks mean something only on files the shim served
+		grep -q "served by wtio" <<<"$out" || fail "shim_raw $grp ($mode): nothing was served"
+		case $grp in
+		uring-*) ;;
+		*) ! grep -q "uses io_uring" <<<"$out" ||
+			fail "shim_raw $grp ($mode): everything passed through (a ring was seen)" ;;
+		esac
+		case $rc in
+		0) ;;
+		77) skipped=1 ;;
+		*) fail "shim_raw $grp ($mode): exit $rc" ;;
+		esac
+	done
+done
+[ -n "$skipped" ] && skip "a part could not run here (see 'skipped part' above)"
+exit 0

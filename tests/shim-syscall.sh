@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Raw syscall() numbers on served files (read/write family, lseek, the stat
+# family, truncate, fallocate, copy_file_range, sendfile, splice, the fsync
+# family, open/openat/openat2, open_by_handle_at, dup family, close, mmap,
+# exit_group), libaio's io_submit, POSIX AIO and io_uring rings (raw setup
+# and liburing), each checked for coherent data and size, under wtio-run in
+# every mode, on XFS (tests/shim/shim_raw.c).
+. "$(dirname "$0")/shim-ioctl-xfs.sh"
+
+cases=${SHIM_CASES:-"read write size truncate fallocate copy sync open handle dup mmap libaio posix-aio exit"}
+skipped=
+for mode in ${ONLY_MODES:-$MODES}; do
+	# the rings pass every file through for the rest of the process:
+	# each in a process of its own
+	for grp in "$cases" uring-raw uring-lib; do
+		rm -rf "${SERVED:?}"/*
+		# shellcheck disable=SC2086
+		out=$(run "$mode" --debug -- "$SHIM_BIN/shim_raw" "$SERVED" $grp 2>&1)
+		rc=$?
+		grep -v '^wtio-preload\[' <<<"$out" | sed "s/^/[$mode] /"
+		# the checks mean something only on files the shim served
+		grep -q "served by wtio" <<<"$out" || fail "shim_raw $grp ($mode): nothing was served"
+		case $grp in
+		uring-*) ;;
+		*) ! grep -q "uses io_uring" <<<"$out" ||
+			fail "shim_raw $grp ($mode): everything passed through (a ring was seen)" ;;
+		esac
+		case $rc in
+		0) ;;
+		77) skipped=1 ;;
+		*) fail "shim_raw $grp ($mode): exit $rc" ;;
+		esac
+	done
+done
+[ -n "$skipped" ] && skip "a part could not run here (see 'skipped part' above)"
+exit 0
