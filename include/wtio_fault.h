@@ -37,6 +37,11 @@ struct wtio_fault_rule {
 				 * to 512 bytes, at least 512) */
 	uint32_t delay_us;	/* delay before doing the I/O; with error 0 and
 				 * short_bytes 0 a rule is a pure delay */
+	uint32_t hold;		/* nonzero: the I/O waits, before it is done,
+				 * until wtio_fault_release(); a test can wait
+				 * for it (wtio_fault_wait_held) instead of
+				 * sleeping. With error 0 and short_bytes 0 a
+				 * pure hold */
 };
 
 /* A new recorder with no rules. Returns NULL on allocation failure. */
@@ -51,6 +56,15 @@ int wtio_fault_add_rule(struct wtio_fault *fault,
 void wtio_fault_clear_rules(struct wtio_fault *fault);
 /* How many I/Os the rules have faulted so far. */
 uint64_t wtio_fault_injected(const struct wtio_fault *fault);
+
+/* I/Os waiting on a hold rule now. */
+uint64_t wtio_fault_held(struct wtio_fault *fault);
+/* Wait until at least n I/Os are held (at once). Returns 0, or
+ * -ETIMEDOUT after timeout_ms milliseconds. */
+int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
+			 unsigned int timeout_ms);
+/* Let every I/O held now go on. */
+void wtio_fault_release(struct wtio_fault *fault);
 
 /*
  * The record. Every completed write (with its data), size change and flush

@@ -78,6 +78,10 @@ struct wtio_fault {
 	int record_err;
 	struct wtio_fault_io *trace;
 	size_t nr_trace, cap_trace;
+	/* Hold rules: I/Os waiting for wtio_fault_release(). */
+	pthread_cond_t held_cond;
+	uint64_t nr_held;
+	uint64_t release_gen;	/* bumped by each release */
 };
 
 WTIO_EXPORT struct wtio_fault *wtio_fault_create(void)
@@ -87,6 +91,11 @@ WTIO_EXPORT struct wtio_fault *wtio_fault_create(void)
 	if (!f)
 		return NULL;
 	if (pthread_mutex_init(&f->lock, NULL)) {
+		free(f);
+		return NULL;
+	}
+	if (pthread_cond_init(&f->held_cond, NULL)) {
+		pthread_mutex_destroy(&f->lock);
 		free(f);
 		return NULL;
 	}
@@ -104,6 +113,7 @@ WTIO_EXPORT void wtio_fault_destroy(struct wtio_fault *fault)
 	free(fault->ev);
 	free(fault->trace);
 	free(fault->rules);
+	pthread_cond_destroy(&fault->held_cond);
 	pthread_mutex_destroy(&fault->lock);
 	free(fault);
 }
@@ -153,6 +163,67 @@ WTIO_EXPORT void wtio_fault_clear_rules(struct wtio_fault *fault)
 WTIO_EXPORT uint64_t wtio_fault_injected(const struct wtio_fault *fault)
 {
 	return fault ? __atomic_load_n(&fault->injected, __ATOMIC_RELAXED) : 0;
+}
+
+WTIO_EXPORT uint64_t wtio_fault_held(struct wtio_fault *fault)
+{
+	uint64_t n;
+
+	if (!fault)
+		return 0;
+	pthread_mutex_lock(&fault->lock);
+	n = fault->nr_held;
+	pthread_mutex_unlock(&fault->lock);
+	return n;
+}
+
+WTIO_EXPORT int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
+				     unsigned int timeout_ms)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	if (!fault)
+		return -EINVAL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&fault->lock);
+	while (fault->nr_held < n && !ret)
+		if (pthread_cond_timedwait(&fault->held_cond, &fault->lock,
+					   &ts) == ETIMEDOUT)
+			ret = fault->nr_held < n ? -ETIMEDOUT : 0;
+	pthread_mutex_unlock(&fault->lock);
+	return ret;
+}
+
+WTIO_EXPORT void wtio_fault_release(struct wtio_fault *fault)
+{
+	if (!fault)
+		return;
+	pthread_mutex_lock(&fault->lock);
+	fault->release_gen++;
+	pthread_cond_broadcast(&fault->held_cond);
+	pthread_mutex_unlock(&fault->lock);
+}
+
+/* A hold rule matched: wait for the next release. */
+static void fault_hold(struct wtio_fault *f)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&f->lock);
+	gen = f->release_gen;
+	f->nr_held++;
+	pthread_cond_broadcast(&f->held_cond);
+	while (f->release_gen == gen)
+		pthread_cond_wait(&f->held_cond, &f->lock);
+	f->nr_held--;
+	pthread_mutex_unlock(&f->lock);
 }
 
 WTIO_EXPORT uint64_t wtio_fault_nr_events(const struct wtio_fault *fault)
@@ -417,13 +488,16 @@ static ssize_t fault_exec(struct wtio_io_backend *be,
 	}
 	if (hit.delay_us)
 		sleep_us(hit.delay_us);
+	if (hit.hold)
+		fault_hold(f);
 	if (hit.error)
 		return -hit.error;
 	/*
 	 * With neither an error nor a short count asked for, a rule with a
-	 * delay is a pure delay; otherwise error == 0 means a short I/O.
+	 * delay or a hold is just that; otherwise error == 0 means a short
+	 * I/O.
 	 */
-	if (!rw || (hit.delay_us && !hit.short_bytes)) {
+	if (!rw || ((hit.delay_us || hit.hold) && !hit.short_bytes)) {
 		res = wtio_psync_do(req);
 		goto record;
 	}

@@ -2,9 +2,11 @@
 /*
  * test_nowait - WTIO_NOWAIT returns -EAGAIN where the call would wait:
  * (i) a read miss needing I/O (a hit succeeds); (ii) a folio under
- * write-through writeback (its I/O held back by a fault-rule delay), and
- * the file lock held by another thread's write; (iii) a write needing a
- * read-modify-write of an uncached partial block.
+ * write-through writeback (its I/O held by a fault hold rule until the
+ * test releases it: no timing window), and the file lock held by another
+ * thread's write (which waits for that folio, so it holds the lock until
+ * the release); (iii) a write needing a read-modify-write of an uncached
+ * partial block.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -74,6 +76,8 @@ int main(void)
 	double t0;
 
 	t_require_odirect();
+	/* A NOWAIT call that waits would wait for a held I/O forever. */
+	t_watchdog(60, "FAIL: nowait hung (a NOWAIT call waited?)\n");
 	path = t_tmpfile("nowait");
 	t_fill(data, FSIZE, 5, 0);
 	t_write_disk(path, data, FSIZE);
@@ -107,21 +111,20 @@ int main(void)
 	printf("(iii) NOWAIT partial-block write of uncached block -> -EAGAIN "
 	       "(data unchanged); whole-block NOWAIT write succeeds\n");
 
-	/* (ii) a folio under write-through writeback; the file lock. */
+	/* (ii) a folio under write-through writeback; the file lock. T's
+	 * write I/O is held until the release below. */
 	CHECK_EQ(wtio_pread(f, buf, FSIZE, 0, 0), FSIZE);	/* all cached */
 	{
 		struct wtio_fault_rule r = { .ops = WTIO_FAULT_WRITE,
-					     .count = 1, .delay_us = 1500000 };
+					     .count = 1, .hold = 1 };
 
 		CHECK_OK(wtio_fault_add_rule(fault, &r));
 	}
 	CHECK_OK(pthread_create(&t, NULL, t_writer, NULL));
-	t0 = now();
-	while (nr_writeback(ctx) == 0) {
-		CHECKF(now() - t0 < 1.0, "write-through never went under "
-		       "writeback");
-		usleep(1000);
-	}
+	CHECKF(wtio_fault_wait_held(fault, 1, 30000) == 0,
+	       "write-through I/O never issued");
+	CHECKF(nr_writeback(ctx) > 0, "held write-through I/O, but no folio "
+	       "under writeback");
 	memset(buf, 'N', BS);
 	CHECK_EQ(wtio_pwrite(f, buf, BS, 0, WTIO_NOWAIT | WTIO_WRITETHROUGH),
 		 -EAGAIN);
@@ -132,9 +135,12 @@ int main(void)
 	printf("(ii) folio under write-through writeback: NOWAIT write-through,"
 	       " NOSERIAL and write-back writes -> -EAGAIN\n");
 
-	/* U waits for T's folio holding the file lock exclusively. */
+	/* U waits for T's folio holding the file lock exclusively, until
+	 * the release: probe until it has the lock (bounded only against a
+	 * hang; T cannot finish meanwhile). */
 	CHECK_OK(pthread_create(&u, NULL, u_writer, NULL));
-	while (!atomic_load(&t_done) && now() - t0 < 1.0) {
+	t0 = now();
+	while (now() - t0 < 30.0) {
 		ssize_t r = wtio_pread(f, buf, BS, 10 * BS, WTIO_NOWAIT);
 
 		probes++;
@@ -156,6 +162,8 @@ int main(void)
 	printf("(ii) file lock held by a waiting writer: NOWAIT read, "
 	       "write-back and write-through writes -> -EAGAIN (%d probes)\n",
 	       probes);
+	CHECK_EQ(wtio_fault_held(fault), 1);
+	wtio_fault_release(fault);
 	pthread_join(t, NULL);
 	pthread_join(u, NULL);
 	wtio_fault_clear_rules(fault);

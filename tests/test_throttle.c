@@ -4,11 +4,138 @@
  * delayed by the fault backend) with a small budget and small dirty
  * ratios is throttled (throttle_waits > 0), never deadlocks (an alarm
  * fails the test) and never exceeds the budget; the data is verified.
+ *
+ * And without timing or the library's counters: with every write-back
+ * I/O held (a fault hold rule), a writer thread must stop (blocked, no
+ * progress) having had acknowledged no more than the dirty limit plus one
+ * write plus what the held I/Os carry; then the I/O is released and the
+ * writer finishes, every byte verified.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 #include "helpers.h"
 #include "wtio_fault.h"
+
+static struct {
+	struct wtio_file *f;
+	const uint8_t *data;
+	size_t size, chunk;
+	atomic_size_t acked;	/* bytes whose write returned */
+	atomic_int tid;
+} hw;
+
+static void *held_writer(void *arg)
+{
+	size_t off;
+
+	(void)arg;
+	atomic_store(&hw.tid, (int)syscall(SYS_gettid));
+	for (off = 0; off < hw.size; off += hw.chunk) {
+		size_t len = hw.size - off < hw.chunk ? hw.size - off : hw.chunk;
+
+		CHECK_EQ(wtio_pwrite(hw.f, hw.data + off, len, (off_t)off, 0),
+			 (long long)len);
+		atomic_store(&hw.acked, off + len);
+	}
+	return NULL;
+}
+
+static char task_state(int tid)
+{
+	char p[64], line[512], *r;
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%d/stat", tid);
+	fp = fopen(p, "r");
+	if (!fp)
+		return '?';
+	r = fgets(line, sizeof(line), fp) ? strrchr(line, ')') : NULL;
+	fclose(fp);
+	return r && r[1] == ' ' ? r[2] : '?';
+}
+
+static void held(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio)
+{
+	const size_t size = (size_t)fs * budget * 2;
+	uint8_t *data = t_malloc(size);
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule rule = { .ops = WTIO_FAULT_WRITE, .hold = 1 };
+	const char *path = t_tmpfile("throttle-held");
+	uint64_t limit = budget * ratio / 100, held_bytes = 0, i, n;
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	size_t acked, bound, last = (size_t)-1;
+	pthread_t th;
+	int stable = 0, tries;
+
+	CHECK(fault);
+	CHECK_OK(wtio_fault_add_rule(fault, &rule));
+	t_fault_config(&cfg, fault, fs, budget);
+	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
+	cfg.dirty_background_ratio = bg;
+	cfg.dirty_ratio = ratio;
+	ctx = t_ctx_create(&cfg);
+	hw.f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	t_fill(data, size, 77, 0);
+	hw.data = data;
+	hw.size = size;
+	/* Whole folios: the writer never waits for a folio of its own
+	 * under (held) writeback, only on the dirty limit. */
+	hw.chunk = 3 * (size_t)fs;
+	atomic_store(&hw.acked, 0);
+	atomic_store(&hw.tid, 0);
+	CHECK_OK(pthread_create(&th, NULL, held_writer, NULL));
+	CHECKF(wtio_fault_wait_held(fault, 1, 30000) == 0,
+	       "no write-back I/O was issued");
+	/* Blocked ('S') with no progress, five looks in a row. */
+	for (tries = 0; tries < 20000 && stable < 5; tries++) {
+		usleep(200);
+		acked = atomic_load(&hw.acked);
+		CHECKF(acked < size, "folio %u: the writer wrote all %zu bytes "
+		       "with every write-back I/O held: never throttled", fs,
+		       size);
+		if (atomic_load(&hw.tid) &&
+		    task_state(atomic_load(&hw.tid)) == 'S' && acked == last)
+			stable++;
+		else
+			stable = 0;
+		last = acked;
+	}
+	CHECKF(stable == 5, "folio %u: the writer never stopped", fs);
+	n = wtio_fault_nr_ios(fault);
+	for (i = 0; i < n; i++) {
+		struct wtio_fault_io io;
+
+		CHECK_OK(wtio_fault_get_io(fault, i, &io));
+		if (io.op == WTIO_FAULT_WRITE)
+			held_bytes += io.len;
+	}
+	if (limit < 1)
+		limit = 1;
+	bound = (size_t)(limit + 2) * fs + hw.chunk + (size_t)held_bytes;
+	printf("  held: folio %u budget %llu ratio %u%%: writer stopped after "
+	       "%zu bytes (limit %llu folios + one write + %llu held bytes = "
+	       "%zu), %llu I/Os held\n", fs, (unsigned long long)budget,
+	       ratio, last, (unsigned long long)limit,
+	       (unsigned long long)held_bytes, bound,
+	       (unsigned long long)wtio_fault_held(fault));
+	CHECKF(last <= bound, "folio %u: %zu bytes acknowledged with no "
+	       "write-back done, the dirty limit allows %zu", fs, last,
+	       bound);
+	wtio_fault_clear_rules(fault);
+	wtio_fault_release(fault);
+	CHECK_OK(pthread_join(th, NULL));
+	t_check_wtio_range(hw.f, data, size, 0, size);
+	CHECK_OK(wtio_close(hw.f));
+	t_check_disk_equals(path, data, size);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	wtio_fault_destroy(fault);
+	free(data);
+}
 
 static void run(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio,
 		uint32_t delay_us)
@@ -89,6 +216,8 @@ int main(void)
 	run(4096, 256, 2, 5, 300);
 	run(65536, 32, 5, 10, 500);
 	run(4096, 64, 1, 1, 100);
+	held(4096, 256, 2, 5);
+	held(65536, 32, 5, 10);
 	printf("throttle: PASS\n");
 	return T_EXIT_PASS;
 }
