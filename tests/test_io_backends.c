@@ -623,10 +623,129 @@ static void test_replay(void)
 		close_unlink(fd2, "rec2");
 	}
 
+	/* An unflushed 4-block write lands whole, not at all, or torn (some
+	 * blocks only), as the seed says; the info tells which. */
+	{
+		int torn = 0, whole = 0, none = 0, info_ok = 1, blk_ok = 1;
+		struct wtio_fault_replay_info ri;
+		char p[256], old[4 * BS];
+		int b, rfd;
+
+		res = wtio_io_full(&be, WTIO_IO_FSYNC, fd, NULL, 0, 0, 0);
+		CHECK(res == 0, "fsync %zd", res);
+		nr = wtio_fault_nr_events(f);
+		ret = replay_to(f, src, nr, 0, old, sizeof(old), &size);
+		CHECK(ret == 0, "replay before E: %d", ret);
+		memset(buf, 'E', 4 * BS);
+		res = io1(&be, WTIO_IO_WRITE, fd, buf, 4 * BS, 0, 0);
+		CHECK(res == 4 * BS, "write E %zd", res);
+		nr = wtio_fault_nr_events(f);
+		snprintf(p, sizeof(p), "test_io_backends.%d.tear",
+			 (int)getpid());
+		for (seed = 1; seed <= 64; seed++) {
+			int landed = 0;
+
+			rfd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+			CHECK(rfd >= 0, "open %s", p);
+			unlink(p);
+			ret = wtio_fault_replay_ex(f, src, nr, seed, rfd, &ri);
+			memset(out, 0, sizeof(out));
+			CHECK(ret == 0 && pread(rfd, out, sizeof(out), 0) >= 0,
+			      "tear replay seed %llu: %d",
+			      (unsigned long long)seed, ret);
+			close(rfd);
+			for (b = 0; b < 4; b++) {
+				if (all(out + b * BS, 'E', BS))
+					landed++;
+				else if (memcmp(out + b * BS, old + b * BS, BS))
+					blk_ok = 0;
+			}
+			if (landed == 4)
+				whole++;
+			else if (landed == 0)
+				none++;
+			else
+				torn++;
+			if (ri.writes_torn != (landed > 0 && landed < 4) ||
+			    ri.writes_unflushed != 1)
+				info_ok = 0;
+		}
+		CHECK(blk_ok, "a replayed block is neither E nor its old content");
+		CHECK(info_ok, "replay info disagrees with the image");
+		CHECK(torn && whole && none, "64 seeds: %d torn, %d whole, %d "
+		      "dropped", torn, whole, none);
+		printf("ok: replay: unflushed 4-block write torn in %d, whole in "
+		       "%d, dropped in %d of 64 seeds\n", torn, whole, none);
+	}
+
 	close_unlink(fd, "rec");
 	wtio_io_backend_exit(&be);
 	wtio_fault_destroy(f);
 	free(buf);
+}
+
+/* --- hold rules ----------------------------------------------------------- */
+
+struct hold_arg {
+	struct wtio_io_backend *be;
+	int fd;
+	char *buf;
+	ssize_t res;
+	int done;
+};
+
+static void *hold_reader(void *p)
+{
+	struct hold_arg *a = p;
+
+	a->res = io1(a->be, WTIO_IO_READ, a->fd, a->buf, BS, 0, 0);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* A held I/O waits until released, and a test can wait until it is. */
+static void test_hold(void)
+{
+	struct wtio_fault_rule rule = { .ops = WTIO_FAULT_READ, .count = 1,
+					.hold = 1 };
+	struct wtio_io_backend be;
+	struct wtio_fault *f = wtio_fault_create();
+	struct hold_arg a = { 0 };
+	pthread_t th;
+	int fd;
+
+	if (!f || wtio_io_backend_init(&be, WTIO_BACKEND_FAULT, NULL, 0, 0,
+				       f)) {
+		CHECK(0, "fault setup");
+		return;
+	}
+	fd = open_direct("hold");
+	a.be = &be;
+	a.fd = fd;
+	a.buf = xalign(BS);
+	CHECK(wtio_fault_wait_held(f, 1, 10) == -ETIMEDOUT,
+	      "wait_held with nothing held did not time out");
+	CHECK(wtio_fault_add_rule(f, &rule) == 0, "add hold rule");
+	pthread_create(&th, NULL, hold_reader, &a);
+	CHECK(wtio_fault_wait_held(f, 1, 30000) == 0, "read never held");
+	CHECK(wtio_fault_held(f) == 1, "held %llu",
+	      (unsigned long long)wtio_fault_held(f));
+	usleep(20000);
+	CHECK(!__atomic_load_n(&a.done, __ATOMIC_ACQUIRE),
+	      "held read completed before the release");
+	wtio_fault_release(f);
+	pthread_join(th, NULL);
+	CHECK(a.res == 0, "released read %zd (empty file: 0)", a.res);
+	CHECK(wtio_fault_held(f) == 0 && wtio_fault_injected(f) == 1,
+	      "after release: held %llu injected %llu",
+	      (unsigned long long)wtio_fault_held(f),
+	      (unsigned long long)wtio_fault_injected(f));
+	close_unlink(fd, "hold");
+	wtio_io_backend_exit(&be);
+	wtio_fault_destroy(f);
+	free(a.buf);
+	printf("ok: fault: a held read waits for the release; wait_held sees "
+	       "it, times out without it\n");
 }
 
 /* --- many threads on one backend ---------------------------------------- */
@@ -821,6 +940,7 @@ int main(int argc, char **argv)
 	wtio_fault_destroy(f);
 
 	test_faults();
+	test_hold();
 	test_replay();
 	test_threads(WTIO_BACKEND_PSYNC, "psync");
 
