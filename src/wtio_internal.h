@@ -273,6 +273,8 @@ struct wtio_file {
 /* ---- folio.c ---- */
 void wtio_folio_lock(struct wtio_folio *folio);
 bool wtio_folio_trylock(struct wtio_folio *folio);
+/* Lock a folio just taken off the free list (refcount still 0). */
+void wtio_folio_lock_new(struct wtio_folio *folio);
 void wtio_folio_unlock(struct wtio_folio *folio);
 void wtio_folio_wait_writeback(struct wtio_folio *folio);
 void wtio_folio_end_writeback(struct wtio_folio *folio);
@@ -306,8 +308,6 @@ void wtio_ifs_set_uptodate(struct wtio_inode *inode, struct wtio_folio *folio,
 			   uint64_t mask);
 bool wtio_ifs_range_uptodate(const struct wtio_inode *inode,
 			     struct wtio_folio *folio, uint32_t from,
-/* Lock a folio just taken off the free list (refcount still 0). */
-void wtio_folio_lock_new(struct wtio_folio *folio);
 			     uint32_t to);
 
 /* ---- cache.c ---- */
