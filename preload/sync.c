@@ -262,7 +262,9 @@ static ssize_t move(struct mover *m)
 			m->off_in = &m->in_pos;
 		}
 	}
-	if (out && out != m->in)
+	/* also when out is the source's description: a copy within the
+	 * file changes what the cache holds */
+	if (out)
 		inode_around(out->inode, mover_call, m, false);
 	else
 		mover_call(m);
