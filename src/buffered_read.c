@@ -242,10 +242,18 @@ static uint32_t readahead_window(struct wtio_file *file, off_t off,
 
 /*
  * A cache hit served without the bucket lock, a reference or the folio
- * lock: copy, then check that the folio was unlocked and its seq
- * unchanged throughout, so no writer, eviction or reuse touched it. On
- * any doubt the copy is undone (the iterator rewound) and the caller
- * takes the locked path. Most reads of a cached file end here.
+ * lock: a seqcount read section over the folio's seq (see folio.c and
+ * docs/DESIGN.md, "The lockless cache hit: memory-model argument").
+ *
+ *   read_seqcount_begin:  s = seq (acquire); odd: a holder may be
+ *                         changing the folio, take the locked path
+ *   identity, block state, copy (may race a later holder: checked)
+ *   read_seqcount_retry:  acquire fence; seq again (relaxed); != s:
+ *                         the copy may be torn or of another folio
+ *
+ * On any doubt the copy is undone (the iterator rewound, the caller's
+ * bytes overwritten by the locked path). Most reads of a cached file
+ * end here.
  */
 static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 			      uint32_t from, uint32_t to,
@@ -253,7 +261,7 @@ static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 {
 	struct wtio_folio *f;
 	struct wtio_iov_iter start = *it;
-	uint32_t seq, state;
+	uint32_t seq;
 
 	if (WTIO_TSAN)
 		return false;
@@ -261,21 +269,26 @@ static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 	if (!f)
 		return false;
 	seq = atomic_load_explicit(&f->seq, memory_order_acquire);
-	state = atomic_load_explicit(&f->state, memory_order_acquire);
-	if ((state & FOLIO_LOCKED) ||
-	    atomic_load_explicit(&f->inode, memory_order_acquire) != inode ||
+	if ((seq & 1) ||
+	    atomic_load_explicit(&f->inode, memory_order_relaxed) != inode ||
 	    atomic_load_explicit(&f->index, memory_order_relaxed) != index ||
 	    !wtio_ifs_range_uptodate(inode, f, from, to))
 		return false;
+	/* The racy part: only ever stored to the caller's buffer, never
+	 * looked at here, kept only if the re-check below passes. */
 	wtio_iter_copy(it, f->data + from, to - from, true);
+	if (WTIO_TEST_HOOK(WTIO_TP_HIT_COPIED, f))
+		goto keep;	/* a test proving its checker can see tears */
 	atomic_thread_fence(memory_order_acquire);
-	if ((atomic_load_explicit(&f->state, memory_order_relaxed) &
-	     FOLIO_LOCKED) ||
-	    atomic_load_explicit(&f->seq, memory_order_relaxed) != seq) {
+	if (atomic_load_explicit(&f->seq, memory_order_relaxed) != seq) {
+		WTIO_TEST_HOOK(WTIO_TP_HIT_RETRY, f);
 		*it = start;
 		return false;
 	}
-	if (!(state & FOLIO_REFERENCED))
+keep:
+	WTIO_TEST_HOOK(WTIO_TP_HIT_OK, f);
+	if (!(atomic_load_explicit(&f->state, memory_order_relaxed) &
+	      FOLIO_REFERENCED))
 		wtio_folio_set_flag(f, FOLIO_REFERENCED);
 	return true;
 }

@@ -12,6 +12,10 @@
 
 #include "wtio_internal.h"
 
+#ifdef WTIO_TEST_HOOKS
+int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
+#endif
+
 /* 10 ms waits for a free folio, with no writeback in flight, before an
  * allocation gives up: 3 s, or 30 ms when no dirty folio is left that
  * background writeback could clean. */
@@ -266,6 +270,7 @@ static bool folio_evict_held(struct wtio_ctx *ctx, struct wtio_folio *f)
 
 	if (!wtio_folio_trylock(f))
 		return false;
+	WTIO_TEST_HOOK(WTIO_TP_SCAN_LOCKED, f);
 	inode = atomic_load(&f->inode);
 	if (!inode)
 		goto out_unlock;
@@ -291,6 +296,7 @@ static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 	uint32_t s;
 	bool ok;
 
+	WTIO_TEST_HOOK(WTIO_TP_SCAN, f);
 	s = atomic_load_explicit(&f->state, memory_order_relaxed);
 	if (s & (FOLIO_LOCKED | FOLIO_DIRTY | FOLIO_WRITEBACK))
 		return false;
@@ -408,12 +414,22 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		atomic_fetch_sub(&ctx->space_waiters, 1);
 		pthread_mutex_unlock(&ctx->space_lock);
 	}
-	atomic_store_explicit(&f->refcount, 1, memory_order_relaxed);
-	atomic_store_explicit(&f->state, FOLIO_LOCKED, memory_order_relaxed);
+	/*
+	 * Locked before it can be seen by CLOCK: a scan takes a folio only
+	 * by moving its refcount from 1 to 2, and a folio off the free list
+	 * has 0 until the release store below. A scan whose compare-and-
+	 * swap reads that 1 synchronises with the store, so its trylock
+	 * (an RMW, later in the state word's order than our LOCKED) fails.
+	 * Were the count set first, a scan could take the folio unlocked,
+	 * lock it, find no inode and unlock it under us: a stolen lock.
+	 */
+	wtio_folio_lock_new(f);
 	atomic_store_explicit(&f->ifs_uptodate, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->wb_pending, 0, memory_order_relaxed);
 	f->ifs_dirty = 0;
 	f->wb_blocks = 0;
+	WTIO_TEST_HOOK(WTIO_TP_ALLOC_WINDOW, f);
+	atomic_store_explicit(&f->refcount, 1, memory_order_release);
 	return f;
 }
 
@@ -434,7 +450,9 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 		    atomic_load_explicit(&f->index, memory_order_relaxed) == index) {
 			wtio_folio_get(f);
 			pthread_mutex_unlock(bucket_lock(ctx, h));
-			atomic_store(&nf->state, 0);
+			/* Unlocked the ordinary way (seq back to even): a
+			 * scan that takes it in between finds no inode. */
+			wtio_folio_unlock(nf);
 			wtio_folio_put(ctx, nf);
 			return f;
 		}

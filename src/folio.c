@@ -9,6 +9,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -59,15 +61,54 @@ static void folio_clear_and_wake(struct wtio_folio *folio, uint32_t bits)
 		folio_futex_wake(folio);
 }
 
+/*
+ * The folio's seqcount (docs/DESIGN.md, "The lockless cache hit:
+ * memory-model argument"): seq is odd while a holder of the lock may
+ * change the folio's data, block state or identity, even otherwise.
+ * Only the lock holder writes it, so a plain increment will do.
+ *
+ * begin is write_seqcount_begin: the odd value, then a release fence
+ * (smp_wmb) so that none of the holder's later stores can be seen by a
+ * reader whose acquire fence comes after it without the odd seq (or a
+ * later one) being seen too.
+ */
+static void folio_seq_begin(struct wtio_folio *folio)
+{
+	uint32_t s = atomic_load_explicit(&folio->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&folio->seq, s + 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+}
+
+/* write_seqcount_end: a release store of the even value, so that a
+ * reader that sees it sees every store of the critical section. */
+static void folio_seq_end(struct wtio_folio *folio)
+{
+	uint32_t s = atomic_load_explicit(&folio->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&folio->seq, s + 1, memory_order_release);
+}
+
+/* A broken lock protocol (a second holder, an unlock of a folio that
+ * nobody holds) must not go on corrupting the cache in silence. */
+static void folio_lock_bug(struct wtio_folio *folio, const char *what)
+{
+	fprintf(stderr, "wtio: BUG: %s (folio %p, state %#x, seq %u)\n",
+		what, (void *)folio,
+		atomic_load_explicit(&folio->state, memory_order_relaxed),
+		atomic_load_explicit(&folio->seq, memory_order_relaxed));
+	abort();
+}
+
 bool wtio_folio_trylock(struct wtio_folio *folio)
 {
 	uint32_t old = atomic_fetch_or_explicit(&folio->state, FOLIO_LOCKED,
 						memory_order_acquire);
 
-	/* The holder's stores to the folio must not be seen before LOCKED
-	 * by a reader copying without the lock (read_hit_unlocked). */
-	atomic_thread_fence(memory_order_release);
-	return !(old & FOLIO_LOCKED);
+	if (old & FOLIO_LOCKED)
+		return false;
+	folio_seq_begin(folio);
+	return true;
 }
 
 void wtio_folio_lock(struct wtio_folio *folio)
@@ -76,12 +117,31 @@ void wtio_folio_lock(struct wtio_folio *folio)
 		folio_wait_clear(folio, FOLIO_LOCKED);
 }
 
+void wtio_folio_lock_new(struct wtio_folio *folio)
+{
+	/* Free: refcount 0, so no scanner may take it, and nobody holds
+	 * its lock; a lockless reader may still look at it. */
+	atomic_store_explicit(&folio->state, FOLIO_LOCKED,
+			      memory_order_relaxed);
+	if (atomic_load_explicit(&folio->seq, memory_order_relaxed) & 1)
+		folio_lock_bug(folio, "free folio with an odd seq");
+	folio_seq_begin(folio);
+}
+
 void wtio_folio_unlock(struct wtio_folio *folio)
 {
-	atomic_store_explicit(&folio->seq,
-		atomic_load_explicit(&folio->seq, memory_order_relaxed) + 1,
-		memory_order_relaxed);
-	folio_clear_and_wake(folio, FOLIO_LOCKED);
+	uint32_t old;
+
+	if (!(atomic_load_explicit(&folio->seq, memory_order_relaxed) & 1))
+		folio_lock_bug(folio, "unlock of a folio not locked (even seq)");
+	folio_seq_end(folio);
+	old = atomic_fetch_and_explicit(&folio->state,
+					~(FOLIO_LOCKED | FOLIO_WAITERS),
+					memory_order_release);
+	if (!(old & FOLIO_LOCKED))
+		folio_lock_bug(folio, "unlock of an unlocked folio");
+	if (old & FOLIO_WAITERS)
+		folio_futex_wake(folio);
 }
 
 void wtio_folio_wait_writeback(struct wtio_folio *folio)

@@ -18,8 +18,12 @@
 
 #include "wtio_internal.h"
 
-/* Folios looked at per pass over an inode's dirty list. */
-#define WB_BATCH 512
+/* Folios looked at per pass over an inode's dirty list: an array on the
+ * stack, so that fsync and close cannot fail (or, worse, succeed without
+ * writing) for want of memory. 256 folios of 4 KiB fill one 1 MiB I/O. */
+#define WB_BATCH 256
+/* Folios under writeback waited for per pass (on the stack too). */
+#define WB_WAIT_BATCH 64
 /* ioends one writeback call keeps in flight. */
 #define WB_DEPTH 8
 
@@ -155,61 +159,6 @@ void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 {
 	folio->ifs_dirty = 0;
 	folio_clear_dirty(inode, folio);
-}
-
-/*
- * The cache is full, nothing is under writeback and the only dirty
- * folios are those whose write-back failed (FOLIO_ERROR), which only
- * fsync retries: nothing else would ever free a folio, and a read of
- * another file would fail for an error not its own. Give that data up
- * as Linux does at once (its pages go clean, the error stays recorded):
- * the error is in the inode's errseq already, so every handle's next
- * fsync or close still reports it. While the cache has room the data
- * stays dirty and fsync retries it. Returns the folios dropped.
- */
-uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
-{
-	struct wtio_folio *v[64];
-	struct wtio_inode *inode;
-	uint64_t dropped = 0;
-
-	pthread_mutex_lock(&ctx->inodes_lock);
-	for (inode = ctx->inodes; inode; inode = inode->next) {
-		struct wtio_folio *f;
-		int n = 0, i;
-
-		pthread_mutex_lock(&inode->dirty_lock);
-		for (f = inode->dirty_head; f && n < 64; f = f->d_next) {
-			if (!wtio_folio_test(f, FOLIO_ERROR))
-				continue;
-			wtio_folio_get(f);
-			v[n++] = f;
-		}
-		pthread_mutex_unlock(&inode->dirty_lock);
-		for (i = 0; i < n; i++) {
-			f = v[i];
-			/* Only a trylock: the caller may hold a folio lock
-			 * and file locks of its own. */
-			if (wtio_folio_trylock(f)) {
-				uint32_t s = wtio_folio_flags(f);
-
-				if (atomic_load(&f->inode) == inode &&
-				    (s & FOLIO_ERROR) && (s & FOLIO_DIRTY) &&
-				    !(s & FOLIO_WRITEBACK)) {
-					wtio_folio_cancel_dirty(inode, f);
-					/* Readers go to the disk now. */
-					wtio_folio_clear_flag(f, FOLIO_UPTODATE);
-					atomic_store(&f->ifs_uptodate, 0);
-					wtio_folio_remove(f);
-					dropped++;
-				}
-				wtio_folio_unlock(f);
-			}
-			wtio_folio_put(ctx, f);
-		}
-	}
-	pthread_mutex_unlock(&ctx->inodes_lock);
-	return dropped;
 }
 
 /*
@@ -626,6 +575,7 @@ void wtio_folio_set_writeback(struct wtio_inode *inode,
 	atomic_fetch_add(&inode->ctx->nr_writeback, 1);
 	atomic_fetch_add(&inode->nr_writeback, 1);
 	pthread_mutex_lock(&inode->wb_list_lock);
+	folio->wb_seq = ++inode->wb_seq;
 	folio->w_prev = NULL;
 	folio->w_next = inode->wb_head;
 	if (inode->wb_head)
@@ -720,29 +670,28 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 	 * that writers dirtying more cannot keep it going forever. */
 	uint64_t cutoff = expired_before ? expired_before :
 		(mode != WB_BACKGROUND ? wtio_now_ns() + 1 : 0);
-	struct wtio_folio **v;
+	struct wtio_folio *v[WB_BATCH];
 	uint64_t written = 0;
 	int ret;
 
 	if (end >= 0 && end <= start)
 		return 0;
-	v = malloc(WB_BATCH * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
+	/* Submitted here, completed by the context's completion thread,
+	 * like the kernel's WB_SYNC_NONE from the caller. Without memory
+	 * for its control block the pass is done in full here instead, as
+	 * without a channel: slower, never lost. */
 	if (mode == WB_ASYNC && ctx->wb_chan) {
-		/* Submitted here, completed by the context's completion
-		 * thread, like the kernel's WB_SYNC_NONE from the caller. */
-		wbc = calloc(1, sizeof(*wbc));
-		if (!wbc) {
-			free(v);
-			return -ENOMEM;
+		struct wtio_wb_ctl *async = calloc(1, sizeof(*async));
+
+		if (async) {
+			wbc = async;
+			wbc->ctx = ctx;
+			wbc->inode = inode;
+			wbc->chan = ctx->wb_chan;
+			wbc->done = wb_async_done;
+			atomic_fetch_add(&wbc->inflight, 1); /* ours, until done */
+			atomic_fetch_add(&ctx->wb_chan_users, 1);
 		}
-		wbc->ctx = ctx;
-		wbc->inode = inode;
-		wbc->chan = ctx->wb_chan;
-		wbc->done = wb_async_done;
-		atomic_fetch_add(&wbc->inflight, 1);	/* ours, until done */
-		atomic_fetch_add(&ctx->wb_chan_users, 1);
 	}
 	for (;;) {
 		struct wtio_ioend *cur = NULL;
@@ -804,7 +753,6 @@ skip:
 		if (mode != WB_SYNC && written == done_before)
 			break;
 	}
-	free(v);
 	if (wbc->chan) {
 		/* Errors of started writeback reach fsync through errseq. */
 		if (atomic_fetch_sub(&wbc->inflight, 1) == 1)
@@ -823,33 +771,43 @@ void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
 	uint64_t first = (uint64_t)start >> ctx->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
 		(uint64_t)(end - 1) >> ctx->folio_shift;
-	struct wtio_folio **v, *f;
-	uint64_t nr = 0, i, cap;
+	struct wtio_folio *v[WB_WAIT_BATCH], *f;
+	uint64_t cutoff;
+	int nr, i;
 
 	if (!atomic_load(&inode->nr_writeback))
 		return;
-	/* Only the folios under writeback now: later ones are not ours to
-	 * wait for, and a cached file can hold far more folios. */
+	/*
+	 * Only the folios under writeback now: later ones are not ours to
+	 * wait for (writers could keep us here for ever), and a cached file
+	 * can hold far more folios. Those are the ones whose writeback
+	 * started by cutoff; without allocating, a batch of them at a time.
+	 * A folio waited for has left the list (finish_writeback unlinks it
+	 * before WRITEBACK clears) or is back with a later wb_seq, so every
+	 * pass leaves fewer to find.
+	 */
 	pthread_mutex_lock(&inode->wb_list_lock);
-	cap = (uint64_t)atomic_load(&inode->nr_writeback) + 1;
-	v = malloc(cap * sizeof(*v));
-	for (f = inode->wb_head; v && f && nr < cap; f = f->w_next) {
-		uint64_t idx = atomic_load_explicit(&f->index,
-						    memory_order_relaxed);
+	cutoff = inode->wb_seq;
+	for (;;) {
+		nr = 0;
+		for (f = inode->wb_head; f && nr < WB_WAIT_BATCH; f = f->w_next) {
+			uint64_t idx = atomic_load_explicit(&f->index,
+							    memory_order_relaxed);
 
-		if (idx < first || idx > last)
-			continue;
-		wtio_folio_get(f);
-		v[nr++] = f;
+			if (f->wb_seq > cutoff || idx < first || idx > last)
+				continue;
+			wtio_folio_get(f);
+			v[nr++] = f;
+		}
+		pthread_mutex_unlock(&inode->wb_list_lock);
+		if (!nr)
+			return;
+		for (i = 0; i < nr; i++) {
+			wtio_folio_wait_writeback(v[i]);
+			wtio_folio_put(ctx, v[i]);
+		}
+		pthread_mutex_lock(&inode->wb_list_lock);
 	}
-	pthread_mutex_unlock(&inode->wb_list_lock);
-	if (!v)
-		return;
-	for (i = 0; i < nr; i++) {
-		wtio_folio_wait_writeback(v[i]);
-		wtio_folio_put(ctx, v[i]);
-	}
-	free(v);
 }
 
 int wtio_fsync_file(struct wtio_file *file, bool datasync)
@@ -862,11 +820,15 @@ int wtio_fsync_file(struct wtio_file *file, bool datasync)
 	int ret, err;
 	ssize_t res;
 
-	wtio_writeback_range(inode, 0, -1, WB_SYNC, 0, 0);
+	/* Its error is recorded for every handle too; returned here as
+	 * well, so that no failure can ever be taken for success. */
+	ret = wtio_writeback_range(inode, 0, -1, WB_SYNC, 0, 0);
 	wtio_wait_writeback_range(inode, 0, -1);
 	pthread_rwlock_rdlock(&inode->i_rwsem);
-	ret = wtio_inode_sync_size(inode, true);
+	err = wtio_inode_sync_size(inode, true);
 	pthread_rwlock_unlock(&inode->i_rwsem);
+	if (!ret)
+		ret = err;
 	res = wtio_io_sync(&inode->ctx->io, &req);
 	if (res < 0) {
 		wtio_inode_record_error(inode, (int)res);

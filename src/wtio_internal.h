@@ -41,6 +41,31 @@
 #define WTIO_TSAN 0
 #endif
 
+/* Test builds of the library (tests/meson.build, -DWTIO_TEST_HOOKS)
+ * call a test's hook where a race window is to be widened or counted;
+ * other builds compile the points away. */
+enum wtio_test_point {
+	WTIO_TP_ALLOC_WINDOW,	/* folio_alloc: off the free list, not yet out */
+	WTIO_TP_SCAN,		/* CLOCK looks at a folio */
+	WTIO_TP_SCAN_LOCKED,	/* CLOCK holds the lock of a folio */
+	WTIO_TP_HIT_COPIED,	/* lockless hit: copied, seq not re-checked */
+	WTIO_TP_HIT_RETRY,	/* lockless hit: copy thrown away */
+	WTIO_TP_HIT_OK,		/* lockless hit: copy kept */
+};
+struct wtio_folio;
+#ifdef WTIO_TEST_HOOKS
+/* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check. */
+extern int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
+#define WTIO_TEST_HOOK(tp, f) (wtio_test_hook ? wtio_test_hook(tp, f) : 0)
+#else
+static inline int wtio_test_hook_none(enum wtio_test_point tp,
+				      struct wtio_folio *f)
+{
+	return 0;
+}
+#define WTIO_TEST_HOOK(tp, f) wtio_test_hook_none(tp, f)
+#endif
+
 #define WTIO_MIN_FOLIO_SIZE	4096u
 #define WTIO_MAX_FOLIO_SIZE	(1u << 20)
 /* Per-block state is one 64-bit word per folio. */
@@ -64,10 +89,11 @@ struct wtio_folio {
 	/* One reference is held by the index while the folio is cached;
 	 * lookups take more under the bucket lock. At zero it is free. */
 	_Atomic int32_t refcount;
-	/* Bumped by every unlock: a reader that copied without the lock
-	 * and sees the same value, unlocked, before and after its copy saw
-	 * no change to the data, the block state or the identity (all of
-	 * which change only under the lock). Written by the lock holder. */
+	/* A seqcount: odd from each lock to its unlock (folio.c). A reader
+	 * that copied without the lock and sees the same even value before
+	 * and after its copy saw no change to the data, the block state or
+	 * the identity (all of which change only under the lock). Written
+	 * by the lock holder only. See docs/DESIGN.md. */
 	_Atomic uint32_t seq;
 	/* Stable while the folio is locked or referenced and cached. */
 	struct wtio_inode *_Atomic inode;
@@ -80,6 +106,7 @@ struct wtio_folio {
 	struct wtio_folio *i_prev, *i_next; /* inode's folios, i_pages_lock */
 	struct wtio_folio *d_prev, *d_next; /* inode's dirty list, dirty_lock */
 	struct wtio_folio *w_prev, *w_next; /* under writeback, wb_list_lock */
+	uint64_t wb_seq;		/* inode's wb_seq at its last writeback start */
 	struct wtio_folio *free_next;	/* ctx free list */
 	uint64_t dirtied_ns;		/* when it became dirty */
 
@@ -221,6 +248,7 @@ struct wtio_inode {
 	_Atomic int64_t nr_writeback;
 	pthread_mutex_t wb_list_lock;
 	struct wtio_folio *wb_head;	/* folios under writeback */
+	uint64_t wb_seq;		/* writeback starts, under wb_list_lock */
 
 	/* On ctx's dirty-inode list (under ctx->wb_lock). */
 	bool wb_queued;
