@@ -57,12 +57,12 @@ int wtio_write_prepare_blocks(struct wtio_inode *inode,
 	return 0;
 }
 
-/* sizes, if not NULL: i_size before the write and after it (equal if it
- * did not extend), for a DSYNC write to undo when it fails. */
+/* undo, if not NULL: for a DSYNC write to undo its extension if it
+ * fails (a claimed extension, ended by wtio_inode_tail_end). */
 ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 				  const struct iovec *iov, int iovcnt,
 				  off_t off, unsigned int flags,
-				  int64_t sizes[2])
+				  struct wtio_size_undo *undo)
 {
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
@@ -79,6 +79,8 @@ ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 		return -EAGAIN;
 	if (wtio_rwsem_lock(inode, false, nowait))
 		return -EAGAIN;
+	/* Before looking at i_size (see wtio_inode_tail_note). */
+	wtio_inode_tail_note(inode, off + (off_t)len);
 	/* Past i_size: first clean what a failed write left there. */
 	if (off + (off_t)len > wtio_inode_size(inode)) {
 		ret = wtio_inode_prepare_extend(inode, nowait);
@@ -87,8 +89,10 @@ ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 			return ret;
 		}
 	}
-	if (sizes)
-		sizes[0] = sizes[1] = wtio_inode_size(inode);
+	if (undo) {
+		memset(undo, 0, sizeof(*undo));
+		undo->before = undo->after = wtio_inode_size(inode);
+	}
 	/* Space for the dirty data first (reserve.c): a full filesystem
 	 * refuses the write here, or takes the part that fits, instead of
 	 * failing its write-back later. */
@@ -122,8 +126,8 @@ ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 		done += to - from;
 		if (pos + (to - from) > isize) {
 			atomic_store(&inode->i_size, pos + (int64_t)(to - from));
-			if (sizes)
-				sizes[1] = pos + (int64_t)(to - from);
+			if (undo)
+				undo->after = pos + (int64_t)(to - from);
 		}
 unlock:
 		wtio_folio_unlock(f);
@@ -131,6 +135,8 @@ unlock:
 		if (ret)
 			break;
 	}
+	if (undo)
+		wtio_inode_tail_claim(inode, undo);
 	pthread_rwlock_unlock(&inode->i_rwsem);
 	if (done && (flags & WTIO_DONTCACHE)) {
 		/* Start writeback of the range at once; the folios leave

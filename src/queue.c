@@ -80,9 +80,7 @@ static void aio_complete(struct wtio_aio *aio)
 	}
 	/* A failed write leaves the size where it was: put it back
 	 * without waiting for any lock (a completion thread must not). */
-	if (res < 0)
-		wtio_inode_undo_extend(aio->inode, aio->wbc.size_before,
-				       aio->wbc.size_after, true);
+	wtio_inode_tail_end(aio->inode, &aio->wbc.undo, res < 0, true);
 	queue_post(aio->queue, aio->user_data, res);
 	wtio_inode_io_put(aio->inode);
 	free(aio);

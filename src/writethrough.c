@@ -83,7 +83,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 
 	len = wtio_iov_length(iov, iovcnt);
 	*extending = false;
-	wbc->size_before = wbc->size_after = 0;
+	memset(&wbc->undo, 0, sizeof(wbc->undo));
 	if (!len)
 		return 0;
 	wbc->ctx = ctx;
@@ -98,6 +98,8 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	    off + (int64_t)len <= wtio_inode_size(inode)) {
 		if (wtio_rwsem_lock(inode, true, nowait))
 			return -EAGAIN;
+		/* Before looking at i_size (see wtio_inode_tail_note). */
+		wtio_inode_tail_note(inode, off + (int64_t)len);
 		if (off + (int64_t)len <= wtio_inode_size(inode)) {
 			shared = true;
 		} else {
@@ -106,6 +108,8 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	}
 	if (!shared && wtio_rwsem_lock(inode, false, nowait))
 		return -EAGAIN;
+	if (!shared)
+		wtio_inode_tail_note(inode, off + (int64_t)len);
 	/* Past i_size: first clean what a failed write left there. */
 	if (!shared && off + (int64_t)len > wtio_inode_size(inode)) {
 		ret = wtio_inode_prepare_extend(inode, nowait);
@@ -114,7 +118,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 			return ret;
 		}
 	}
-	wbc->size_before = wbc->size_after = wtio_inode_size(inode);
+	wbc->undo.before = wbc->undo.after = wtio_inode_size(inode);
 
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
@@ -171,7 +175,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 		done += to - from;
 		if (pos + (to - from) > isize) {
 			atomic_store(&inode->i_size, pos + (int64_t)(to - from));
-			wbc->size_after = pos + (int64_t)(to - from);
+			wbc->undo.after = pos + (int64_t)(to - from);
 			*extending = true;
 		}
 		wtio_folio_unlock(f);
@@ -185,6 +189,8 @@ unlock:
 	}
 	if (cur)
 		wtio_ioend_submit(wbc, cur);
+	/* Undoable until the write ends (wtio_inode_tail_end). */
+	wtio_inode_tail_claim(inode, &wbc->undo);
 	if (*extending && (ctx->cfg.flags & WTIO_CONFIG_SIZE_AHEAD))
 		wt_extend_ahead(inode);
 	pthread_rwlock_unlock(&inode->i_rwsem);
@@ -249,12 +255,8 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	}
 	/* A failed write leaves the size where it was (see "Sizes and
 	 * errors on failure" in docs/DESIGN.md). */
-	if (err) {
-		wtio_inode_undo_extend(file->inode, wbc.size_before,
-				       wbc.size_after, false);
-		return err;
-	}
-	return ret;
+	wtio_inode_tail_end(file->inode, &wbc.undo, err, false);
+	return err ? err : ret;
 }
 
 /* WTIO_DSYNC on a write-back write: write the range, wait for it, then
@@ -266,11 +268,11 @@ ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 	struct wtio_inode *inode = file->inode;
 	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
 	uint64_t seq = atomic_load(&inode->err_seq);
-	int64_t sizes[2];
+	struct wtio_size_undo undo;
 	ssize_t ret, res;
 	int err;
 
-	ret = wtio_buffered_write_sized(file, iov, iovcnt, off, flags, sizes);
+	ret = wtio_buffered_write_sized(file, iov, iovcnt, off, flags, &undo);
 	if (ret <= 0)
 		return ret;
 	err = wtio_writeback_range(inode, off, off + ret, WB_SYNC, 0, 0);
@@ -291,7 +293,6 @@ ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
 	/* Failed: the size goes back to where it was, and the blocks this
 	 * write added past it go (the cut cancels their dirty state); data
 	 * it overwrote inside the old size stays dirty, to be retried. */
-	if (err)
-		wtio_inode_undo_extend(inode, sizes[0], sizes[1], false);
+	wtio_inode_tail_end(inode, &undo, err, false);
 	return err ? err : ret;
 }

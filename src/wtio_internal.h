@@ -271,6 +271,12 @@ struct wtio_inode {
 	 * clean up: cached blocks (and the backing file) past i_size may
 	 * hold its data. Cleared by wtio_inode_prepare_extend. */
 	_Atomic bool eof_stale;
+	/* Undo guard (file.c, wtio_inode_tail_*): the lowest start of an
+	 * extension that may still be undone, how many writes reached past
+	 * it, and how many extensions are in flight. */
+	_Atomic int64_t tail_guard;
+	_Atomic uint64_t tail_hits;
+	_Atomic int32_t tail_inflight;
 };
 
 #define WTIO_FILE_MAGIC 0x7774696f66696c65ull	/* "wtiofile" */
@@ -399,9 +405,27 @@ void wtio_inode_record_error(struct wtio_inode *inode, int err);
  * clean what a failed extending write left past i_size. -EAGAIN with
  * nowait when there is something to clean. */
 int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait);
-/* A write that extended i_size from before to after failed: put the
- * size back unless another write or truncate moved it since. Blocks
- * for the exclusive lock unless in_reaper. */
+/* What a write that may extend i_size needs to undo that if it fails. */
+struct wtio_size_undo {
+	int64_t before, after;	/* i_size before and after its copy */
+	uint64_t snap;		/* tail_hits after its copy */
+};
+/* Under the file lock, before looking at i_size: a write to [.., end). */
+void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end);
+/* Under the exclusive lock, after a copy that moved i_size from
+ * u->before to u->after: make the extension undoable (u->snap). */
+void wtio_inode_tail_claim(struct wtio_inode *inode,
+			   struct wtio_size_undo *u);
+/* The write is over (its I/O and DSYNC step): if it failed, put the size
+ * back unless another write or truncate moved it, or wrote past its old
+ * end, since. Blocks for the exclusive lock unless in_reaper. Nothing
+ * to do unless the write claimed an extension. */
+void wtio_inode_tail_end(struct wtio_inode *inode,
+			 const struct wtio_size_undo *u, bool failed,
+			 bool in_reaper);
+/* The same without a claim (and so without the guard against cutting a
+ * write that landed in the range since): i_size back from after to
+ * before if nothing moved it. */
 void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
 			    int64_t after, bool in_reaper);
 /* Referenced folios of the inode with index >= first (malloc'd array). */
@@ -427,11 +451,12 @@ int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
 /* ---- buffered_write.c ---- */
 ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			    int iovcnt, off_t off, unsigned int flags);
-/* The same, setting sizes[0] and [1] to i_size before and after. */
+/* The same, filling *undo (an extension claimed: end it with
+ * wtio_inode_tail_end). */
 ssize_t wtio_buffered_write_sized(struct wtio_file *file,
 				  const struct iovec *iov, int iovcnt,
 				  off_t off, unsigned int flags,
-				  int64_t sizes[2]);
+				  struct wtio_size_undo *undo);
 
 /* Make the partially written blocks of [from, to) uptodate before a copy
  * (zero past isize, read the rest). -EAGAIN if nowait and I/O is needed. */
@@ -517,9 +542,8 @@ struct wtio_wb_ctl {
 	struct wtio_io_chan *chan;	/* submit here instead (queues) */
 	/* Called from the completion of the last ioend in flight. */
 	void (*done)(struct wtio_wb_ctl *wbc);
-	/* Write-through: i_size before and after this write's copy (equal
-	 * when it did not extend), so that a failed write can undo it. */
-	int64_t size_before, size_after;
+	/* Write-through: so that a failed write can undo its extension. */
+	struct wtio_size_undo undo;
 };
 
 static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)

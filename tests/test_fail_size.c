@@ -16,7 +16,13 @@
  *     folios were, reads as zeros through wtio and on disk after fsync;
  *     the old data below S is intact; close leaves the disk equal to the
  *     shadow copy.
+ * And for write-through (sync and queued): a write that lands inside the
+ * range a failing append added, while that append's I/O is in flight
+ * (held by the fault backend), was acknowledged and is not cut when the
+ * append fails.
  */
+#include <pthread.h>
+
 #include "helpers.h"
 #include "wtio_fault.h"
 
@@ -152,6 +158,88 @@ static void run_mode(const struct mode *m)
 	       m->name, S0);
 }
 
+struct appender {
+	const struct mode *m;
+	struct wtio_queue *q;
+	struct wtio_file *f;
+	const uint8_t *buf;
+	ssize_t res;
+};
+
+static void *append_thread(void *arg)
+{
+	struct appender *a = arg;
+
+	/* Past a one-folio gap at the old end: [S0 + gap, +BS). */
+	a->res = mode_write(a->m, a->q, a->f, a->buf, BS,
+			    (S0 | (BS - 1)) + 1 + BS);
+	return NULL;
+}
+
+static void run_landed(const struct mode *m)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	off_t at = (S0 | (BS - 1)) + 1;	/* the gap folio */
+	struct wtio_fault_rule r = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				     .error = EIO, .hold = 1,
+				     .start = at + BS, .end = at + 2 * BS };
+	uint8_t *shadow = t_zalloc(at + 2 * BS), *buf = t_malloc(BS),
+		*mine = t_malloc(100);
+	const char *path = t_tmpfile("failsize-landed");
+	struct appender a = { .m = m, .buf = buf };
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	pthread_t th;
+
+	CHECK(fault);
+	t_fill(shadow, S0, 21, 0);
+	t_write_disk(path, shadow, S0);
+	t_fault_config(&cfg, fault, BS, 256);
+	ctx = t_ctx_create_or_skip(&cfg);
+	if (m->queued)
+		CHECK_OK(wtio_queue_create(ctx, 4, &a.q));
+	a.f = t_open(ctx, path, O_RDWR);
+	t_fill(buf, BS, 22, at + BS);
+	CHECK_OK(wtio_fault_add_rule(fault, &r));
+	CHECK_OK(pthread_create(&th, NULL, append_thread, &a));
+	CHECK_OK(wtio_fault_wait_held(fault, 1, 10000));
+	/* The append's size is visible; write inside what it added. */
+	CHECK_EQ(wtio_file_size(a.f), at + 2 * BS);
+	t_fill(mine, 100, 23, at + 10);
+	CHECK_EQ(wtio_pwrite(a.f, mine, 100, at + 10, 0), 100);
+	memcpy(shadow + at + 10, mine, 100);
+	wtio_fault_release(fault);
+	CHECK_OK(pthread_join(th, NULL));
+	CHECKF(a.res == -EIO, "%s: held failing append returned %zd",
+	       m->name, a.res);
+	wtio_fault_clear_rules(fault);
+	/* The acknowledged write is there: the size was not put back. */
+	CHECKF(wtio_file_size(a.f) >= at + 110, "%s: failed append's undo "
+	       "cut an acknowledged write (size %lld, want >= %lld)",
+	       m->name, (long long)wtio_file_size(a.f),
+	       (long long)(at + 110));
+	t_check_wtio_range(a.f, shadow, at + 110, 0, at + 110);
+	CHECK_EQ(wtio_fsync(a.f), -EIO);
+	CHECK_OK(wtio_close(a.f));
+	{
+		size_t dlen;
+		uint8_t *d = t_read_disk(path, &dlen);
+
+		CHECK(dlen >= (size_t)at + 110);
+		CHECK(memcmp(d, shadow, at + 110) == 0);
+		free(d);
+	}
+	if (a.q)
+		CHECK_OK(wtio_queue_destroy(a.q));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	wtio_fault_destroy(fault);
+	free(shadow);
+	free(buf);
+	free(mine);
+	printf("%-28s write landed in a failing append's range meanwhile: "
+	       "kept, in cache and on disk\n", m->name);
+}
+
 int main(void)
 {
 	size_t i;
@@ -159,6 +247,8 @@ int main(void)
 	t_require_odirect();
 	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
 		run_mode(&modes[i]);
+	run_landed(&modes[0]);
+	run_landed(&modes[6]);
 	printf("PASS\n");
 	return T_EXIT_PASS;
 }
