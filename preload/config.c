@@ -7,8 +7,11 @@
  *   WTIO_DSYNC       1: every write is WTIO_DSYNC (data integrity on return)
  *   WTIO_PATHS       colon-separated directories served (default: the
  *                    current directory when the program starts)
- *   WTIO_CACHE_SIZE  cache budget, bytes with optional K/M/G suffix
- *                    (default 128M)
+ *   WTIO_CACHE_SIZE  cache budget, bytes with optional K/M/G/T suffix
+ *                    (default 128M; 64K to the machine's memory)
+ *
+ * A bad value is said on stderr (debug or not) and the process serves
+ * nothing: never a silent change of mode, budget or paths.
  *   WTIO_DISABLE     1: serve nothing (everything passes through)
  *   WTIO_DEBUG       1: one line on stderr per decision
  */
@@ -20,6 +23,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "shim_size.h"
 
 struct shim_config shim_cfg;
 
@@ -28,18 +32,45 @@ static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct wtio_ctx *ctx;
 static bool ctx_failed;
 
-void shim_debug(const char *fmt, ...)
+/* "fd N: ..." becomes "fd N (PATH): ...": a line about a descriptor names
+ * its file. Returns the bytes written into out. */
+static int name_fd(const char *msg, char *out, size_t len)
 {
-	char buf[512];
-	va_list ap;
-	int n;
+	char pp[48], path[PATH_MAX];
+	const char *colon;
+	char *end;
+	long fd;
+	ssize_t n;
 
-	if (!shim_cfg.debug)
+	if (strncmp(msg, "fd ", 3))
+		return -1;
+	fd = strtol(msg + 3, &end, 10);
+	colon = end;
+	if (end == msg + 3 || *colon != ':' || fd < 0)
+		return -1;
+	snprintf(pp, sizeof(pp), "/proc/self/fd/%ld", fd);
+	n = readlink(pp, path, sizeof(path) - 1);
+	if (n <= 0)
+		return -1;
+	path[n] = 0;
+	if (strstr(colon, path))	/* named already */
+		return -1;
+	return snprintf(out, len, "fd %ld (%s)%s", fd, path, colon);
+}
+
+static void shim_say(bool always, const char *fmt, va_list ap)
+{
+	char buf[PATH_MAX + 512], msg[512];
+	int n, m;
+
+	if (!always && !shim_cfg.debug)
 		return;
 	n = snprintf(buf, sizeof(buf), "wtio-preload[%d]: ", (int)getpid());
-	va_start(ap, fmt);
-	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	m = name_fd(msg, buf + n, sizeof(buf) - (size_t)n - 1);
+	if (m < 0)
+		m = snprintf(buf + n, sizeof(buf) - (size_t)n - 1, "%s", msg);
+	n += m;
 	if (n > (int)sizeof(buf) - 2)
 		n = (int)sizeof(buf) - 2;
 	buf[n++] = '\n';
@@ -47,27 +78,36 @@ void shim_debug(const char *fmt, ...)
 		real.write(2, buf, (size_t)n);
 }
 
-static uint64_t parse_size(const char *s)
+void shim_debug(const char *fmt, ...)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
+	va_list ap;
 
-	switch (*end) {
-	case 'k': case 'K': v <<= 10; break;
-	case 'm': case 'M': v <<= 20; break;
-	case 'g': case 'G': v <<= 30; break;
-	default: break;
-	}
-	return v;
+	va_start(ap, fmt);
+	shim_say(false, fmt, ap);
+	va_end(ap);
 }
 
-static void add_path(const char *p)
+/* A bad setting: said whether or not debugging is on. */
+static void shim_complain(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+static void shim_complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	shim_say(true, fmt, ap);
+	va_end(ap);
+}
+
+static bool add_path(const char *p)
 {
 	char resolved[PATH_MAX];
+	struct stat st;
 	size_t len;
 
-	if (!*p || !realpath(p, resolved))
-		return;
+	if (!*p || !realpath(p, resolved) || stat(resolved, &st) ||
+	    !S_ISDIR(st.st_mode))
+		return false;
 	len = strlen(resolved);
 	while (len > 1 && resolved[len - 1] == '/')
 		resolved[--len] = 0;
@@ -78,6 +118,7 @@ static void add_path(const char *p)
 	shim_cfg.paths[shim_cfg.nr_paths] = strdup(resolved);
 	shim_cfg.path_lens[shim_cfg.nr_paths] = len;
 	shim_cfg.nr_paths++;
+	return true;
 }
 
 static void init(void)
@@ -99,21 +140,32 @@ static void init(void)
 		shim_cfg.default_flags = WTIO_DONTCACHE;
 	else {
 		shim_cfg.disabled = true;
-		shim_cfg.debug = true;
-		shim_debug("unknown WTIO_MODE '%s': serving nothing", mode);
+		shim_complain("unknown WTIO_MODE '%s': serving nothing", mode);
 	}
 	if ((v = getenv("WTIO_DSYNC")) && *v == '1')
 		shim_cfg.default_flags |= WTIO_DSYNC;
 	shim_cfg.cache_size = 128ull << 20;
-	if ((v = getenv("WTIO_CACHE_SIZE")) && *v)
-		shim_cfg.cache_size = parse_size(v);
+	if ((v = getenv("WTIO_CACHE_SIZE")) && *v) {
+		const char *why;
+
+		/* never a budget other than the one asked for */
+		if (shim_parse_size(v, &shim_cfg.cache_size, &why)) {
+			shim_cfg.disabled = true;
+			shim_complain("WTIO_CACHE_SIZE=%s: %s: serving nothing",
+				      v, why);
+		}
+	}
 	v = getenv("WTIO_PATHS");
 	if (v && *v) {
 		char *copy = strdup(v), *save = NULL, *tok;
 
 		for (tok = strtok_r(copy, ":", &save); tok;
 		     tok = strtok_r(NULL, ":", &save))
-			add_path(tok);
+			if (!add_path(tok)) {
+				shim_cfg.disabled = true;
+				shim_complain("WTIO_PATHS: %s is not a directory: serving nothing",
+					      tok);
+			}
 		free(copy);
 	} else {
 		add_path(".");
@@ -159,15 +211,19 @@ struct wtio_ctx *shim_ctx(void)
 		wtio_config_init(&cfg);
 		if (shim_cfg.cache_size)
 			cfg.cache_size = shim_cfg.cache_size;
+		/* wtio wants readahead within a quarter of the cache: a small
+		 * budget (down to 64K) reads ahead less instead of failing */
+		if (cfg.readahead_max > cfg.cache_size / 4)
+			cfg.readahead_max = (uint32_t)(cfg.cache_size / 4 /
+						       4096 * 4096);
 		BUSY_ENTER();
 		ret = wtio_ctx_create(&cfg, &ctx);
 		BUSY_LEAVE();
 		if (ret) {
 			ctx = NULL;
 			ctx_failed = true;
-			shim_cfg.debug = true;
-			shim_debug("wtio_ctx_create: %s; serving nothing",
-				   wtio_strerror(ret));
+			shim_complain("wtio_ctx_create: %s; serving nothing",
+				      wtio_strerror(ret));
 		}
 	}
 	c = ctx;

@@ -6,13 +6,26 @@
  *   wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache]
  *            [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]
  *            [--preload=PATH] [--debug] -- PROGRAM ARGS...
+ *
+ * Every value is checked before the program starts: a bad one is an error
+ * (exit 2, with a message), never a silent change of what is served.
+ * Exit status: the program's; 2 for a usage error or a bad value, 126 if
+ * the program cannot be run, 127 if it is not found (man/wtio-run.1).
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "shim_size.h"
+
+#ifndef WTIO_RUN_VERSION
+#define WTIO_RUN_VERSION "unknown"
+#endif
 
 #ifndef WTIO_PRELOAD_INSTALLED
 #define WTIO_PRELOAD_INSTALLED "libwtio-preload.so"
@@ -24,8 +37,87 @@ static void usage(FILE *f)
 "usage: wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache]\n"
 "                [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]\n"
 "                [--preload=PATH] [--debug] -- PROGRAM ARGS...\n"
+"       wtio-run --help | --version\n"
 "Serves the files under the paths (default: the current directory) through\n"
-"wtio's user-space cache; everything else goes to the kernel untouched.\n");
+"wtio's user-space cache; everything else goes to the kernel untouched.\n"
+"  --mode=MODE       default flags of every write (default writeback)\n"
+"  --dsync           every write is also on disk at return (WTIO_DSYNC)\n"
+"  --paths=DIR:...   existing directories whose files are served\n"
+"  --cache-size=SIZE the cache's budget, e.g. 64M or 2G (default 128M;\n"
+"                    64K to the machine's memory)\n"
+"  --preload=PATH    the libwtio-preload.so to use\n"
+"  --debug           one line on stderr per decision, naming the file\n"
+"Exit status: the program's; 2 bad usage or value; 126 cannot run the\n"
+"program; 127 program not found. See wtio-run(1).\n");
+}
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+	fprintf(stderr, "wtio-run: ");
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return 2;
+}
+
+static bool valid_mode(const char *m)
+{
+	return !strcmp(m, "writeback") || !strcmp(m, "writethrough") ||
+	       !strcmp(m, "writethrough-noserial") || !strcmp(m, "dontcache");
+}
+
+/* Every element an existing directory; the result is absolute (fixed
+ * now, so that a program changing directory keeps the same set).
+ * NULL after a message on a bad element. */
+static char *check_paths(const char *list)
+{
+	size_t cap = strlen(list) * 2 + PATH_MAX, len = 0;
+	char *out = malloc(cap), *copy = strdup(list), *save = NULL, *tok;
+	int n = 0;
+
+	if (!out || !copy)
+		return NULL;
+	out[0] = 0;
+	for (tok = strtok_r(copy, ":", &save); tok;
+	     tok = strtok_r(NULL, ":", &save)) {
+		char res[PATH_MAX];
+		struct stat st;
+		size_t l;
+
+		if (stat(tok, &st) < 0) {
+			bad("--paths: %s: %s", tok, strerror(errno));
+			goto fail;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			bad("--paths: %s: %s", tok, "not a directory");
+			goto fail;
+		}
+		if (!realpath(tok, res)) {
+			bad("--paths: %s: %s", tok, strerror(errno));
+			goto fail;
+		}
+		l = strlen(res);
+		if (len + l + 2 > cap) {
+			char *bigger = realloc(out, cap = (len + l + 2) * 2);
+
+			if (!bigger)
+				goto fail;
+			out = bigger;
+		}
+		if (n++)
+			out[len++] = ':';
+		memcpy(out + len, res, l + 1);
+		len += l;
+	}
+	if (!n) {
+		bad("--paths: %s%s", "no directory given", "");
+		goto fail;
+	}
+	free(copy);
+	return out;
+fail:
+	free(copy);
+	free(out);
+	return NULL;
 }
 
 /* The preload library: --preload, $WTIO_PRELOAD, next to this program
@@ -41,6 +133,7 @@ static const char *find_preload(const char *opt)
 		return opt;
 	if (getenv("WTIO_PRELOAD") && *getenv("WTIO_PRELOAD"))
 		return getenv("WTIO_PRELOAD");
+	/* (each candidate below is checked by the caller too) */
 	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n > 0) {
 		self[n] = 0;
@@ -60,8 +153,9 @@ static const char *find_preload(const char *opt)
 
 int main(int argc, char **argv)
 {
-	const char *preload = NULL, *old;
-	char *ld;
+	const char *preload = NULL, *old, *why, *v;
+	char *ld, *paths;
+	uint64_t size;
 	int i;
 
 	for (i = 1; i < argc; i++) {
@@ -73,28 +167,35 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--mode=", 7)) {
 			const char *m = a + 7;
 
-			if (strcmp(m, "writeback") && strcmp(m, "writethrough") &&
-			    strcmp(m, "writethrough-noserial") &&
-			    strcmp(m, "dontcache")) {
-				fprintf(stderr, "wtio-run: unknown mode '%s'\n", m);
-				return 2;
-			}
+			if (!valid_mode(m))
+				return bad("unknown mode '%s'%s (writeback, writethrough, writethrough-noserial, dontcache)",
+					   m, "");
 			setenv("WTIO_MODE", m, 1);
 		} else if (!strcmp(a, "--dsync")) {
 			setenv("WTIO_DSYNC", "1", 1);
 		} else if (!strncmp(a, "--paths=", 8)) {
+			if (!a[8])
+				return bad("--paths=: %s%s", "no directory given", "");
 			setenv("WTIO_PATHS", a + 8, 1);
 		} else if (!strncmp(a, "--cache-size=", 13)) {
+			if (shim_parse_size(a + 13, &size, &why))
+				return bad("--cache-size=%s: %s", a + 13, why);
 			setenv("WTIO_CACHE_SIZE", a + 13, 1);
 		} else if (!strncmp(a, "--preload=", 10)) {
 			preload = a + 10;
+			if (!*preload)
+				return bad("--preload=: %s%s", "no library given", "");
 		} else if (!strcmp(a, "--debug")) {
 			setenv("WTIO_DEBUG", "1", 1);
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf("wtio-run %s (libwtio %d.%d)\n", WTIO_RUN_VERSION,
+			       WTIO_VERSION_MAJOR, WTIO_VERSION_MINOR);
+			return 0;
 		} else if (a[0] == '-') {
-			fprintf(stderr, "wtio-run: unknown option '%s'\n", a);
+			fprintf(stderr, "wtio-run: unknown option '%s' (or a value missing its '=')\n", a);
 			usage(stderr);
 			return 2;
 		} else {
@@ -102,18 +203,35 @@ int main(int argc, char **argv)
 		}
 	}
 	if (i >= argc) {
+		fprintf(stderr, "wtio-run: no program to run\n");
 		usage(stderr);
 		return 2;
 	}
+	/* The environment's values (an option above sets them too) get the
+	 * same checks as the options: the library would refuse them later,
+	 * serving nothing, which is the silent change this avoids. */
+	if ((v = getenv("WTIO_MODE")) && *v && !valid_mode(v))
+		return bad("WTIO_MODE=%s: unknown mode%s", v, "");
+	if ((v = getenv("WTIO_CACHE_SIZE")) && *v &&
+	    shim_parse_size(v, &size, &why))
+		return bad("WTIO_CACHE_SIZE=%s: %s", v, why);
 	/* Paths are fixed now, against this directory, so that a program
 	 * that changes directory keeps the same set. */
 	if (!getenv("WTIO_PATHS") || !*getenv("WTIO_PATHS")) {
 		char cwd[PATH_MAX];
 
-		if (getcwd(cwd, sizeof(cwd)))
-			setenv("WTIO_PATHS", cwd, 1);
+		if (!getcwd(cwd, sizeof(cwd)))
+			return bad("the current directory: %s%s", strerror(errno), "");
+		setenv("WTIO_PATHS", cwd, 1);
 	}
+	paths = check_paths(getenv("WTIO_PATHS"));
+	if (!paths)
+		return 2;
+	setenv("WTIO_PATHS", paths, 1);
+	free(paths);
 	preload = find_preload(preload);
+	if (access(preload, R_OK) != 0)
+		return bad("the preload library %s: %s", preload, strerror(errno));
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		ld = malloc(strlen(preload) + strlen(old) + 2);
