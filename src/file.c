@@ -95,8 +95,10 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 {
 	struct wtio_inode *inode = calloc(1, sizeof(*inode));
 
-	if (!inode)
+	if (!inode) {
+		errno = ENOMEM;
 		return NULL;
+	}
 	inode->ctx = ctx;
 	inode->fd = fd;
 	inode->fd_writable = writable;
@@ -108,6 +110,7 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	atomic_store(&inode->tail_guard, INT64_MAX);
 	if (inode_setup_geometry(ctx, inode)) {
 		free(inode);
+		errno = EOPNOTSUPP;
 		return NULL;
 	}
 	pthread_rwlock_init(&inode->i_rwsem, NULL);
@@ -116,15 +119,11 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	pthread_mutex_init(&inode->wb_list_lock, NULL);
 	pthread_mutex_init(&inode->extend_lock, NULL);
 	pthread_cond_init(&inode->extend_cond, NULL);
+	pthread_mutex_init(&inode->io_lock, NULL);
+	pthread_cond_init(&inode->io_cond, NULL);
 	return inode;
 }
 
-void wtio_inode_free(struct wtio_inode *inode)
-	pthread_mutex_init(&inode->io_lock, NULL);
-	pthread_cond_init(&inode->io_cond, NULL);
-{
-	close(inode->fd);
-	pthread_rwlock_destroy(&inode->i_rwsem);
 void wtio_inode_io_get(struct wtio_inode *inode)
 {
 	pthread_mutex_lock(&inode->io_lock);
@@ -142,14 +141,18 @@ void wtio_inode_io_put(struct wtio_inode *inode)
 	pthread_mutex_unlock(&inode->io_lock);
 }
 
-	pthread_mutex_destroy(&inode->i_pages_lock);
-	pthread_mutex_destroy(&inode->dirty_lock);
+void wtio_inode_free(struct wtio_inode *inode)
+{
 	pthread_mutex_lock(&inode->io_lock);
 	while (inode->io_refs)
 		pthread_cond_wait(&inode->io_cond, &inode->io_lock);
 	pthread_mutex_unlock(&inode->io_lock);
 	pthread_mutex_destroy(&inode->io_lock);
 	pthread_cond_destroy(&inode->io_cond);
+	close(inode->fd);
+	pthread_rwlock_destroy(&inode->i_rwsem);
+	pthread_mutex_destroy(&inode->i_pages_lock);
+	pthread_mutex_destroy(&inode->dirty_lock);
 	pthread_mutex_destroy(&inode->wb_list_lock);
 	pthread_mutex_destroy(&inode->extend_lock);
 	pthread_cond_destroy(&inode->extend_cond);
@@ -188,9 +191,12 @@ static int inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 	} else {
 		inode = inode_new(ctx, fd, &st, writable);
 		if (!inode) {
+			/* -ENOMEM, or -EOPNOTSUPP: no usable geometry. */
+			int err = -errno;
+
 			pthread_mutex_unlock(&ctx->inodes_lock);
 			close(fd);
-			return -EOPNOTSUPP;
+			return err;
 		}
 		inode->refs = 1;
 		inode->next = ctx->inodes;
@@ -484,15 +490,6 @@ struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
 }
 
 /*
- * Lock each collected folio that is still the inode's, wait for its I/O
- * and hand it to fn; then unlock and release it.
- */
-static void inode_for_each_folio(struct wtio_inode *inode, uint64_t first,
-				 void (*fn)(struct wtio_inode *,
-					    struct wtio_folio *, void *),
-				 void *arg)
-{
-/*
  * Without memory for wtio_inode_collect's array: the inode's referenced
  * folio with the lowest index at or after *next (then *next moves past
  * it), or NULL. Quadratic, but a truncate or a drop that skipped folios
@@ -522,14 +519,24 @@ static struct wtio_folio *inode_next_folio(struct wtio_inode *inode,
 	return best;
 }
 
+/*
+ * Lock each collected folio that is still the inode's, wait for its I/O
+ * and hand it to fn; then unlock and release it.
+ */
+static void inode_for_each_folio(struct wtio_inode *inode, uint64_t first,
+				 void (*fn)(struct wtio_inode *,
+					    struct wtio_folio *, void *),
+				 void *arg)
+{
 	uint64_t nr, i;
 	struct wtio_folio **v = wtio_inode_collect(inode, first, &nr);
+	uint64_t next = first;
 
-	if (!v)
-		return;
-	for (i = 0; i < nr; i++) {
-		struct wtio_folio *f = v[i];
+	for (i = 0; v ? i < nr : true; i++) {
+		struct wtio_folio *f = v ? v[i] : inode_next_folio(inode, &next);
 
+		if (!f)
+			break;
 		wtio_folio_lock(f);
 		wtio_folio_wait_writeback(f);
 		if (atomic_load(&f->inode) == inode)
