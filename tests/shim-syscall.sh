@@ -3,12 +3,12 @@
 # Raw syscall() numbers on served files (read/write family, lseek, the stat
 # family, truncate, fallocate, copy_file_range, sendfile, splice, the fsync
 # family, open/openat/openat2, open_by_handle_at, dup family, close, mmap,
-# exit_group), libaio's io_submit, POSIX AIO and io_uring rings (raw setup
+# exit_group, fork), libaio's io_submit, POSIX AIO and io_uring rings (raw setup
 # and liburing), each checked for coherent data and size, under wtio-run in
 # every mode, on XFS (tests/shim/shim_raw.c).
 . "$(dirname "$0")/shim-ioctl-xfs.sh"
 
-cases=${SHIM_CASES:-"read write size truncate fallocate copy sync open handle dup mmap libaio posix-aio exit"}
+cases=${SHIM_CASES:-"read write size truncate fallocate copy sync open handle dup mmap libaio posix-aio exit fork"}
 skipped=
 for mode in ${ONLY_MODES:-$MODES}; do
 	# the rings pass every file through for the rest of the process:

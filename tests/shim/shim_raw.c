@@ -846,6 +846,40 @@ static void c_exit(void)
 	printf("ok: %s\n", cur);
 }
 
+/* ---- a raw fork: the child sees what the parent wrote ---- */
+static void c_fork(void)
+{
+	int fd = mkfile("k", 28), st;
+	long pid;
+
+	cur = "raw-fork";
+	CHECK(fd >= 0, "mkfile");
+#ifdef SYS_fork
+	pid = syscall(SYS_fork);
+#else
+	pid = syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+#endif
+	if (pid == 0) {
+		/* the kernel's view, in the child */
+		memset(got, 0, sizeof(got));
+		_exit(kpread(fd, got, sizeof(got), 0) == FSZ &&
+		      !memcmp(got, pa, FSZ) ? 0 : 1);
+	}
+	CHECK(pid > 0 && waitpid((pid_t)pid, &st, 0) == pid, "fork: %s",
+	      strerror(errno));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "the child of a raw fork does not see the parent's data");
+	/* the parent still serves the file, coherently */
+	fill(pb, 300, 29);
+	CHECK(pwrite(fd, pb, 300, 10) == 300, "pwrite");
+	memcpy(pa + 10, pb, 300);
+	CHECK(libc_equals(fd, pa, FSZ, 0), "the parent's data after the fork");
+	close(fd);
+	CHECK(kread_path(fpath("k"), got, sizeof(got)) == FSZ &&
+	      !memcmp(got, pa, FSZ), "file after close");
+	printf("ok: %s\n", cur);
+}
+
 /* ---- io_uring: a ring makes every file pass through ---- */
 #ifdef SHIM_RAW_LIBURING
 static void ring_read_write(struct io_uring *ring, int fd)
@@ -925,6 +959,7 @@ int main(int argc, char **argv)
 		{ "sync", c_sync }, { "open", c_open }, { "handle", c_handle },
 		{ "dup", c_dup }, { "mmap", c_mmap }, { "libaio", c_libaio },
 		{ "posix-aio", c_posix_aio }, { "exit", c_exit },
+		{ "fork", c_fork },
 		{ "fionread", c_fionread }, { "fiemap", c_fiemap },
 		{ "unknown-ioctl", c_unknown_ioctl },
 		{ "clone", c_clone }, { "dedupe", c_dedupe },
