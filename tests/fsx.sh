@@ -1,24 +1,241 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# fsx.sh WTIO_FSX - wtio-fsx over several seeds and folio sizes (bounded:
-# 3 seeds x folio 4K/64K x 3000 ops on the default backend, one seed per
-# folio size on psync, one --posix run). Each run checks every operation
-# against the shadow
-# copy and the backing file after every fsync and close.
-set -euo pipefail
+# fsx.sh WTIO_FSX [PART] - wtio-fsx with seeds that change from run to run.
+#
+# PART picks the filesystem and the configurations (one meson test each,
+# so that each stays well under its timeout):
+#   local  the build directory's filesystem (default)
+#   xfs    an XFS image on a loop device over /dev/shm (RWF_ATOMIC here)
+#   ext4   an ext4 image on a loop device over /dev/shm
+#   seeds  the fixed regression entries of tests/fsx_seeds, every time
+#
+# The seeds come from the commit (git rev-parse HEAD of this tree) or,
+# outside git, from the date, so each commit exercises new sequences and
+# the same commit reproduces them. FSX_SEED_BASE=N overrides the base.
+# Every failure prints the exact wtio-fsx command and the one-line fsx.sh
+# rerun. Configurations cover folio sizes 4 KiB, 64 KiB and 1 MiB, caches
+# from the minimum wtio-fsx accepts (16 folios) up, the io_uring and psync
+# backends, with and without atomic writes. A run that does not end in
+# FSX_TIMEOUT seconds (default 120) is a hang, and a failure. A part that
+# cannot run here (no root, no loop device, no mkfs) exits 77 with the
+# reason. At the end: runs, operations, seeds and configurations covered.
+set -uo pipefail
+
 fsx=$1
-dir=$(mktemp -d "$PWD/fsx.XXXXXX")
-trap 'rm -rf "$dir"' EXIT
+part=${2:-local}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+tmo=${FSX_TIMEOUT:-120}
+
+if [ -n "${FSX_SEED_BASE:-}" ]; then
+	base=$FSX_SEED_BASE
+	from="FSX_SEED_BASE"
+elif head=$(git -C "$here" rev-parse HEAD 2>/dev/null); then
+	base=$((16#${head:0:8}))
+	from="commit ${head:0:12}"
+else
+	base=$(date -u +%Y%m%d)
+	from="date $(date -u +%F)"
+fi
+
+mnt=""
+img=""
+work=""
+cleanup() {
+	if [ -n "$mnt" ]; then
+		umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+		rmdir "$mnt" 2>/dev/null
+	fi
+	[ -n "$img" ] && rm -f "$img"
+	[ -n "$work" ] && rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+skip_why=""
+# mount_image TYPE: a fresh TYPE filesystem on a loop device over /dev/shm
+# at $mnt, or return 1 with the reason in $skip_why.
+mount_image() {
+	local type=$1 mkfs
+
+	cleanup
+	mnt=""
+	img=""
+	work=""
+	if [ "$(id -u)" -ne 0 ]; then
+		skip_why="not root: cannot mount a loop image"
+		return 1
+	fi
+	if [ ! -e /dev/loop-control ] && [ ! -e /dev/loop0 ]; then
+		skip_why="no loop devices"
+		return 1
+	fi
+	case $type in
+	xfs) mkfs=(mkfs.xfs -f -q) ;;
+	ext4) mkfs=(mkfs.ext4 -q -F) ;;
+	esac
+	if ! command -v "${mkfs[0]}" >/dev/null 2>&1; then
+		skip_why="${mkfs[0]} missing (scripts/deps.sh installs it)"
+		return 1
+	fi
+	if [ ! -d /dev/shm ] || ! img=$(mktemp /dev/shm/wtio-fsx-$type.XXXXXX); then
+		img=""
+		skip_why="no writable /dev/shm for the image"
+		return 1
+	fi
+	# Sparse; XFS wants room for its log.
+	truncate -s 1G "$img"
+	if ! "${mkfs[@]}" "$img" >/dev/null 2>&1; then
+		skip_why="${mkfs[0]} failed on $img"
+		return 1
+	fi
+	mnt=$(mktemp -d /tmp/wtio-fsx-$type.XXXXXX)
+	if ! mount -t "$type" -o loop "$img" "$mnt" 2>/dev/null; then
+		rmdir "$mnt"
+		mnt=""
+		skip_why="cannot mount a $type loop image here"
+		return 1
+	fi
+	return 0
+}
+
 runs=0
-for folio in 4096 65536; do
-	for seed in 1 2 3; do
-		"$fsx" -q -N 3000 -S "$seed" -f "$folio" -l 512k -o 128k "$dir/f"
-		runs=$((runs + 1))
-	done
-	"$fsx" -q -N 3000 -S 4 -f "$folio" -b psync -l 512k -o 128k "$dir/f"
+ops=0
+fails=0
+seeds=()
+configs=()
+
+# run_fsx FS DIR SEED OPTIONS...: one wtio-fsx run; FS names the
+# filesystem for the report.
+run_fsx() {
+	local fs=$1 dir=$2 seed=$3 out rc n
+	shift 3
+	local cmd=("$fsx" -q -S "$seed" "$@" "$dir/fsx.$seed")
+
+	out=$(timeout -k 10 "$tmo" "${cmd[@]}" 2>&1)
+	rc=$?
 	runs=$((runs + 1))
+	seeds+=("$seed")
+	n=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) ops OK.*/\1/p' | tail -1)
+	ops=$((ops + ${n:-0}))
+	if [ $rc -eq 0 ]; then
+		printf '%s\n' "$out" | tail -1
+		return 0
+	fi
+	fails=$((fails + 1))
+	printf '%s\n' "$out" | tail -60
+	if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+		echo "FAIL: hang: no end in $tmo s ($fs)"
+	else
+		echo "FAIL: exit $rc ($fs)"
+	fi
+	echo "  reproduce (on $fs): ${cmd[*]}"
+	echo "  rerun this part:  FSX_SEED_BASE=$base bash $here/fsx.sh $fsx $part"
+	rm -f "$dir/fsx.$seed"
+	return 1
+}
+
+# Each configuration: "options" (folio, cache, backend, sizes, atomic).
+case $part in
+local)
+	cfgs=(
+		"-f 4k -c 64k -l 512k -o 128k -N 3000 -b io_uring"
+		"-f 4k -c 64k -l 512k -o 128k -N 3000 -b psync"
+		"-f 64k -c 1m -l 2m -o 256k -N 1500 -b io_uring"
+		"-f 1m -c 16m -l 8m -o 2m -N 300 -b psync"
+		"--posix -l 512k -o 128k -N 3000"
+	)
+	;;
+xfs)
+	cfgs=(
+		"-f 4k -c 64k -l 512k -o 128k -N 3000 -b io_uring"
+		"-f 4k -c 1m -l 1m -o 256k -N 3000 -b psync -X atomic"
+		"-f 4k -c 64k -l 256k -o 64k -N 3000 -b psync"
+		"-f 64k -c 1m -l 2m -o 256k -N 1500 -b psync"
+		"-f 64k -c 4m -l 4m -o 512k -N 1500 -b io_uring -X atomic"
+		"-f 1m -c 16m -l 8m -o 2m -N 300 -b io_uring"
+	)
+	;;
+ext4)
+	cfgs=(
+		"-f 4k -c 64k -l 512k -o 128k -N 3000 -b psync"
+		"-f 4k -c 256k -l 1m -o 64k -N 3000 -b io_uring"
+		"-f 64k -c 1m -l 2m -o 256k -N 1500 -b io_uring"
+		"-f 1m -c 16m -l 8m -o 2m -N 300 -b psync"
+	)
+	;;
+seeds) ;;
+*)
+	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds]" >&2
+	exit 2
+	;;
+esac
+
+echo "fsx.sh $part: seeds from $from (base $base)"
+skipped=""
+if [ "$part" = seeds ]; then
+	# "FS -S SEED OPTIONS  # why": FS is local, xfs or ext4.
+	while read -r -u 3 fs rest; do
+		case $fs in ''|'#'*) continue ;; esac
+		opts=${rest%%#*}
+		# shellcheck disable=SC2086
+		set -- $opts
+		[ "$1" = -S ] || { echo "fsx_seeds: no -S in: $fs $rest"; exit 1; }
+		seed=$2
+		shift 2
+		if [ "$fs" = local ]; then
+			work=$(mktemp -d "$PWD/fsx.XXXXXX")
+			dir=$work
+		elif mount_image "$fs"; then
+			dir=$mnt
+		else
+			echo "skipped entry ($fs: $skip_why): $fs $opts"
+			skipped="$skip_why"
+			continue
+		fi
+		configs+=("$fs $*")
+		run_fsx "$fs" "$dir" "$seed" "$@"
+		cleanup
+		mnt=""
+		img=""
+		work=""
+	done 3< "$here/fsx_seeds"
+else
+	if [ "$part" = local ]; then
+		work=$(mktemp -d "$PWD/fsx.XXXXXX")
+		dir=$work
+		fsname="local ($(stat -f -c %T "$dir" 2>/dev/null || echo '?'))"
+	elif mount_image "$part"; then
+		dir=$mnt
+		fsname="$part loop image"
+	else
+		echo "SKIP: fsx on $part: $skip_why"
+		exit 77
+	fi
+	k=0
+	for c in "${cfgs[@]}"; do
+		k=$((k + 1))
+		# Distinct per part and configuration; never 0 (0 = clock).
+		off=0
+		case $part in xfs) off=1000 ;; ext4) off=2000 ;; esac
+		seed=$(( (base + (off + k) * 1000003) % 4294967291 + 1 ))
+		configs+=("$c")
+		# shellcheck disable=SC2086
+		run_fsx "$fsname" "$dir" "$seed" $c
+	done
+fi
+
+echo "fsx.sh $part: covered $runs runs, $ops operations, seeds ${seeds[*]:-none}," \
+	"${#configs[@]} configurations:"
+for c in "${configs[@]}"; do
+	echo "  $c"
 done
-"$fsx" -q --posix -N 3000 -S 7 -l 512k -o 128k "$dir/p"
-runs=$((runs + 1))
-echo "fsx: $runs runs of 3000 ops (seeds 1-4, folio 4K/64K, backends auto and psync, one --posix): PASS"
+if [ $fails -ne 0 ]; then
+	echo "fsx.sh $part: $fails of $runs runs FAILED (reproduce commands above)"
+	exit 1
+fi
+if [ -n "$skipped" ]; then
+	echo "SKIP: part of fsx_seeds not run: $skipped (everything else passed)"
+	exit 77
+fi
+echo "fsx.sh $part: PASS"
