@@ -33,11 +33,16 @@ bool shim_vfork_child(void)
 	return shim_pid && getpid() != shim_pid;
 }
 
+/* The new image knows nothing of the cache, and inherits the descriptors
+ * without FD_CLOEXEC (with the lease and O_DIRECT the shim set on their
+ * descriptions): every served file is written back and handed to the
+ * kernel for good (if exec fails, the process goes on passing them
+ * through). */
 static void before_exec(void)
 {
 	shim_resolve();
 	if (own_process())
-		shim_flush_all(false);
+		shim_demote_where(DEMOTE_ALL, "exec");
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -122,12 +127,19 @@ SHIM_API pid_t vfork(void)
 }
 
 /* posix_spawn's child (and system's, popen's: glibc spawns them
- * internally) reads the files through the kernel: write back first. */
-static void before_spawn(void)
+ * internally) inherits the descriptors without FD_CLOEXEC: their files
+ * are written back and passed through for good first. File actions may
+ * dup2 any descriptor into the child (the shim does not read them): then
+ * every served file is. The rest is written back (a child that stat()s a
+ * file by path sees its size; its open of one breaks the lease). */
+static void before_spawn(bool any)
 {
 	shim_resolve();
-	if (own_process())
+	if (own_process()) {
+		shim_demote_where(any ? DEMOTE_ALL : DEMOTE_INHERITABLE,
+				  "a spawned child inherits it");
 		shim_flush_all(false);
+	}
 }
 
 typedef int (*spawn_fn)(pid_t *, const char *,
@@ -139,7 +151,7 @@ SHIM_API int posix_spawn(pid_t *pid, const char *path,
 			 const posix_spawnattr_t *attr, char *const argv[],
 			 char *const envp[])
 {
-	before_spawn();
+	before_spawn(fa != NULL);
 	return ((spawn_fn)next("posix_spawn"))(pid, path, fa, attr, argv, envp);
 }
 
@@ -148,19 +160,19 @@ SHIM_API int posix_spawnp(pid_t *pid, const char *file,
 			  const posix_spawnattr_t *attr, char *const argv[],
 			  char *const envp[])
 {
-	before_spawn();
+	before_spawn(fa != NULL);
 	return ((spawn_fn)next("posix_spawnp"))(pid, file, fa, attr, argv, envp);
 }
 
 SHIM_API int system(const char *cmd)
 {
-	before_spawn();
+	before_spawn(false);
 	return ((int (*)(const char *))next("system"))(cmd);
 }
 
 SHIM_API FILE *popen(const char *cmd, const char *type)
 {
-	before_spawn();
+	before_spawn(false);
 	return ((FILE *(*)(const char *, const char *))next("popen"))(cmd, type);
 }
 

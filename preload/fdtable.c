@@ -1,9 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fdtable.c - which descriptors wtio serves: the fd table (fd -> open file
- * description), the per-process registry of served files with their OFD
- * locks, adoption of a freshly opened descriptor, demotion to passthrough,
+ * description), the per-process registry of served files with their write
+ * leases, adoption of a freshly opened descriptor, demotion to passthrough,
  * and the fork/exec/exit hooks.
+ *
+ * Coherence between processes (docs/SHIM.md, "Two processes on one file"):
+ * a file is served only while its one open file description in the whole
+ * system is this process's, held with a write lease (lease.c). wtio's
+ * O_DIRECT descriptor is a dup of that description (handed to libwtio's
+ * open, see shim_openat), O_DIRECT set on it with F_SETFL. Any other open
+ * or truncate of the file, by any process, breaks the lease; the shim's
+ * lease thread then demotes the file (writes back with the exact size,
+ * drops the cache, clears O_DIRECT) and releases the lease, and only then
+ * does the other open return.
  */
 #include <errno.h>
 #include <limits.h>
@@ -95,26 +105,44 @@ struct shim_ofd *fd_remove(int fd)
 	return o;
 }
 
-static int set_lock(int fd, int type, off_t start, int cmd);
+/* The served description's status flags back to the program's (no
+ * O_DIRECT, its O_APPEND) and the lease given up: from here the kernel
+ * serves the file. Closes the shim's descriptor of it. reg_lock held. */
+static void inode_release(struct shim_inode *ino)
+{
+	struct shim_ofd *o;
+	int fl;
 
-/* Drop a reference to ino; the last one of a served inode unregisters it,
- * releases its lock and frees it. reg_lock held. */
+	if (ino->lock_fd < 0)
+		return;
+	fl = real.fcntl(ino->lock_fd, F_GETFL);
+	if (fl >= 0) {
+		fl &= ~(O_DIRECT | O_APPEND);
+		for (o = ino->ofds; o; o = o->inode_next)
+			fl |= o->oflags & O_APPEND;
+		real.fcntl(ino->lock_fd, F_SETFL, fl);
+	}
+	shim_lease_drop(ino->lock_fd);
+	shim_close_own(ino->lock_fd);
+	ino->lock_fd = -1;
+}
+
+/* Drop a reference to ino; the last one unregisters it and frees it. A
+ * later open of the file may be served again: the lease tells whether it
+ * is the only open of the file then (a mapping keeps its description
+ * open, so a mapped file is never leased). reg_lock held. */
 static void inode_unref_locked(struct shim_inode *ino)
 {
 	struct shim_inode **pi;
 
-	if (--ino->refs || ino->passthrough)
+	if (--ino->refs)
 		return;
 	for (pi = &inodes; *pi; pi = &(*pi)->next)
 		if (*pi == ino) {
 			*pi = ino->next;
 			break;
 		}
-	/* Parked while the program holds record locks on the file (see
-	 * locks.c): then give up the sentinel now, the file is not served. */
-	if (shim_locks_any())
-		set_lock(ino->lock_fd, F_UNLCK, SHIM_LOCK_BYTE, F_OFD_SETLK);
-	shim_close_own(ino->lock_fd);
+	inode_release(ino);
 	free(ino);
 }
 
@@ -175,106 +203,52 @@ int shim_take_close_err(void)
 	return e;
 }
 
-static int set_lock(int fd, int type, off_t start, int cmd)
-{
-	struct flock fl = {
-		.l_type = (short)type, .l_whence = SEEK_SET,
-		.l_start = start, .l_len = 1,
-	};
-
-	return real.fcntl(fd, cmd, &fl);
-}
-
 static int proc_path(int fd, char *buf, size_t len)
 {
 	return snprintf(buf, len, "/proc/self/fd/%d", fd) < (int)len ? 0 : -1;
 }
 
-/* Register (dev, ino) or find it; take or upgrade the lock. Returns the
- * inode with a reference, or NULL: pass the file through. reg_lock held. */
-static struct shim_inode *inode_get(int fd, const struct stat *st,
-				    bool writable)
+/* The registered inode of (dev, ino), or NULL. reg_lock held. */
+static struct shim_inode *inode_find(dev_t dev, ino_t inum)
 {
 	struct shim_inode *ino;
-	int want = writable ? F_WRLCK : F_RDLCK;
-	char pp[64];
 
 	for (ino = inodes; ino; ino = ino->next)
-		if (ino->dev == st->st_dev && ino->ino == st->st_ino)
-			break;
-	if (ino) {
-		if (ino->passthrough)
-			return NULL;
-		if (want == F_WRLCK && ino->lock_type == F_RDLCK) {
-			if (set_lock(ino->lock_fd, F_WRLCK, SHIM_LOCK_BYTE,
-				     F_OFD_SETLK) < 0) {
-				shim_debug("fd %d: no write lock, passing the file through",
-					   fd);
-				ino->refs++;	/* around() needs it held */
-				pthread_mutex_unlock(&reg_lock);
-				inode_around(ino, NULL, NULL, true);
-				pthread_mutex_lock(&reg_lock);
-				ino->refs--;
-				return NULL;
-			}
-			ino->lock_type = F_WRLCK;
-		}
-		ino->refs++;
-		return ino;
-	}
-	if (proc_path(fd, pp, sizeof(pp)))
-		return NULL;
-	{
-		/* Served by another process already: pass through without
-		 * opening (and closing again) a lock descriptor, whose close
-		 * would drop the program's record locks on the file. */
-		struct flock fl = {
-			.l_type = (short)want, .l_whence = SEEK_SET,
-			.l_start = SHIM_LOCK_BYTE, .l_len = 1,
-		};
-
-		if (real.fcntl(fd, F_OFD_GETLK, &fl) == 0 &&
-		    fl.l_type != F_UNLCK)
-			goto peer;
-	}
-	ino = calloc(1, sizeof(*ino));
-	if (!ino)
-		return NULL;
-	ino->lock_fd = real.open(pp, O_RDWR | O_CLOEXEC | O_NOCTTY);
-	if (ino->lock_fd < 0 && !writable)
-		ino->lock_fd = real.open(pp, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (ino->lock_fd < 0) {
-		free(ino);
-		return NULL;
-	}
-	if (set_lock(ino->lock_fd, want, SHIM_LOCK_BYTE, F_OFD_SETLK) < 0) {
-		shim_close_own(ino->lock_fd);
-		free(ino);
-		goto peer;
-	}
-	ino->dev = st->st_dev;
-	ino->ino = st->st_ino;
-	ino->lock_type = want;
-	ino->refs = 1;
-	ino->next = inodes;
-	inodes = ino;
-	return ino;
-
-peer:
-	shim_debug("fd %d: another process serves this file; passing through",
-		   fd);
-	/* Announce this passthrough user to the process that serves the
-	 * file (see shim_peer_check); held by the program's own
-	 * description, so it goes when that does. */
-	if (set_lock(fd, F_RDLCK, SHIM_LOCK_BYTE + 1, F_OFD_SETLK) < 0)
-		set_lock(fd, F_WRLCK, SHIM_LOCK_BYTE + 1, F_OFD_SETLK);
+		if (ino->dev == dev && ino->ino == inum)
+			return ino;
 	return NULL;
+}
+
+/*
+ * wtio reads whole blocks around partial writes, so the one description
+ * must be readable: an O_WRONLY open is replaced (dup3, same fd number) by
+ * an O_RDWR description of the file, if it is the only open of the file
+ * (a lease test: then the process holds no record lock on it that the
+ * implicit close could drop). The program's O_WRONLY stays in o->oflags
+ * (wtio refuses reads on the handle). 0, or -1: pass through.
+ */
+static int upgrade_rdwr(int fd, int oflags, const char *pp)
+{
+	int nfd, keep = oflags & (O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC |
+				  O_NOATIME | O_LARGEFILE);
+
+	if (shim_lease_take(fd) < 0)
+		return -1;
+	shim_lease_drop(fd);
+	nfd = real.open(pp, O_RDWR | O_NOCTTY | O_CLOEXEC | keep);
+	if (nfd < 0)
+		return -1;
+	if (real.dup3(nfd, fd, (oflags & O_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
+		real.close(nfd);
+		return -1;
+	}
+	real.close(nfd);
+	return 0;
 }
 
 void shim_adopt(int fd, int oflags)
 {
-	int acc = oflags & O_ACCMODE, woflags, ret;
-	bool writable = acc != O_RDONLY;
+	int acc = oflags & O_ACCMODE, woflags, ret, lfd = -1, fl = -1;
 	char pp[64], path[PATH_MAX];
 	struct shim_inode *ino;
 	struct shim_ofd *o;
@@ -305,33 +279,76 @@ void shim_adopt(int fd, int oflags)
 	if (!ctx)
 		goto passthrough;
 
+	/* Another description of the file in this process: our own open
+	 * broke its lease, and the lease thread has demoted it before the
+	 * open returned; this one passes through too. */
 	pthread_mutex_lock(&reg_lock);
-	ino = inode_get(fd, &st, writable);
-	if (!ino) {
+	ino = inode_find(st.st_dev, st.st_ino);
+	if (ino && !ino->passthrough) {
+		/* not seen as broken yet (cannot happen with the lease
+		 * held): never two served descriptions of one file */
+		ino->refs++;
 		pthread_mutex_unlock(&reg_lock);
+		inode_around(ino, NULL, NULL, true);
+		pthread_mutex_lock(&reg_lock);
+		inode_unref_locked(ino);
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (ino) {
+		shim_debug("%s: open twice in this process; passing through",
+			   path);
 		goto passthrough;
+	}
+	/* No shim lock is held from here to the registration: the opens
+	 * below would wait for this process's own lease thread. */
+	if (acc == O_WRONLY) {
+		if (upgrade_rdwr(fd, oflags, pp) < 0) {
+			shim_debug("%s: write-only and not the only open of it; passing through",
+				   path);
+			goto passthrough;
+		}
+	}
+	ret = shim_lease_take(fd);
+	if (ret < 0) {
+		shim_debug("%s: no write lease (%s): %s; passing through", path,
+			   strerror(-ret), ret == -EAGAIN ?
+			   "the file is open elsewhere" : "not the file's owner, or leases off");
+		goto passthrough;
+	}
+	lfd = real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (lfd < 0)
+		goto undo;
+	fl = real.fcntl(fd, F_GETFL);
+	if (fl < 0 || real.fcntl(fd, F_SETFL, (fl & ~O_APPEND) | O_DIRECT) < 0) {
+		fl = -1;
+		goto undo;
 	}
 	woflags = acc | (oflags & (O_DSYNC | O_SYNC | O_NOATIME));
 	BUSY_ENTER();
+	shim_handoff_fd = lfd;	/* libwtio's open gets a dup of it */
 	ret = wtio_open(ctx, pp, woflags | (oflags & O_TRUNC), 0,
 			shim_cfg.default_flags, &wf);
+	shim_handoff_fd = -1;
 	BUSY_LEAVE();
 	if (ret) {
 		shim_debug("%s: wtio_open: %s; passing through", path,
 			   wtio_strerror(ret));
-		inode_unref_locked(ino);
-		pthread_mutex_unlock(&reg_lock);
-		goto passthrough;
+		goto undo;
 	}
+	ino = calloc(1, sizeof(*ino));
 	o = calloc(1, sizeof(*o));
-	if (!o) {
+	if (!ino || !o) {
+		free(ino);
+		free(o);
 		BUSY_ENTER();
 		wtio_close(wf);
 		BUSY_LEAVE();
-		inode_unref_locked(ino);
-		pthread_mutex_unlock(&reg_lock);
-		goto passthrough_truncated;
+		goto undo_truncated;
 	}
+	ino->dev = st.st_dev;
+	ino->ino = st.st_ino;
+	ino->lock_fd = lfd;
+	ino->refs = 1;
 	pthread_rwlock_init(&o->io_lock, NULL);
 	pthread_mutex_init(&o->pos_lock, NULL);
 	o->wf = wf;
@@ -347,19 +364,29 @@ void shim_adopt(int fd, int oflags)
 	o->wtio_oflags = woflags;
 	o->inode_next = ino->ofds;
 	ino->ofds = o;
-	pthread_mutex_unlock(&reg_lock);
+	pthread_mutex_lock(&reg_lock);
+	ino->next = inodes;
+	inodes = ino;
 	fd_install(fd, o);
+	pthread_mutex_unlock(&reg_lock);
 	shim_debug("fd %d: %s served by wtio (oflags %#x)", fd, path, oflags);
+	/* A break that came before the registration: look now. */
+	shim_lease_kick();
 	return;
 
+undo_truncated:
+	oflags &= ~O_TRUNC;
+undo:
+	if (fl >= 0)
+		real.fcntl(fd, F_SETFL, fl);
+	shim_lease_drop(fd);
+	if (lfd >= 0)
+		shim_close_own(lfd);
 passthrough:
 	if ((oflags & O_TRUNC) && acc != O_RDONLY && fd >= 0) {
 		if (real.fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			real.ftruncate(fd, 0);
 	}
-	return;
-passthrough_truncated:
-	return;
 }
 
 bool shim_inode_size(dev_t dev, ino_t inum, off_t *size)
@@ -422,16 +449,19 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 {
 	struct shim_ofd *o;
 	struct wtio_ctx *ctx = shim_ctx();
-	bool failed = false;
+	bool failed = false, was_served;
 	long ret = 0;
 	char pp[64];
 
 	pthread_mutex_lock(&reg_lock);
+	/* Passed through already: the kernel has the positions and the
+	 * flags; nothing to close, nothing to put back. */
+	was_served = !ino->passthrough;
 	for (o = ino->ofds; o; o = o->inode_next) {
 		pthread_rwlock_wrlock(&o->io_lock);
 		ofd_close_wf(o);
 	}
-	if (fn) {
+	if (fn && was_served) {
 		for (o = ino->ofds; o; o = o->inode_next)
 			real.lseek(o->realfd, o->pos, SEEK_SET);
 		ret = fn(arg);
@@ -441,15 +471,20 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 			if (p >= 0)
 				o->pos = p;
 		}
+	} else if (fn) {
+		ret = fn(arg);
 	}
-	if (!keep_passthrough && !ino->passthrough && ctx) {
+	if (!keep_passthrough && !ino->passthrough && ctx &&
+	    ino->lock_fd >= 0) {
 		for (o = ino->ofds; o; o = o->inode_next) {
 			int r;
 
-			proc_path(o->realfd, pp, sizeof(pp));
+			proc_path(ino->lock_fd, pp, sizeof(pp));
 			BUSY_ENTER();
+			shim_handoff_fd = ino->lock_fd;
 			r = wtio_open(ctx, pp, o->wtio_oflags, 0,
 				      shim_cfg.default_flags, &o->wf);
+			shim_handoff_fd = -1;
 			BUSY_LEAVE();
 			if (r) {
 				o->wf = NULL;
@@ -458,7 +493,7 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 			}
 		}
 	}
-	if (keep_passthrough || ino->passthrough || failed || !ctx) {
+	if (was_served && (keep_passthrough || failed || !ctx)) {
 		ino->passthrough = true;
 		for (o = ino->ofds; o; o = o->inode_next) {
 			if (o->wf) {
@@ -469,6 +504,8 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 			}
 			real.lseek(o->realfd, o->pos, SEEK_SET);
 		}
+		/* after the write-back: then another opener may go on */
+		inode_release(ino);
 	}
 	for (o = ino->ofds; o; o = o->inode_next)
 		pthread_rwlock_unlock(&o->io_lock);
@@ -556,6 +593,10 @@ int shim_demote_fd(int fd, const char *why)
 	shim_resolve();
 	if (shim_busy || shim_vfork_child() || !(o = fd_get(fd)))
 		return 0;
+	if (__atomic_load_n(&o->inode->passthrough, __ATOMIC_RELAXED)) {
+		ofd_put(o);
+		return 0;
+	}
 	shim_debug("fd %d: %s: passing the file through from now on", fd,
 		   why ? why : "demoted");
 	inode_around(o->inode, NULL, NULL, true);
@@ -564,30 +605,60 @@ int shim_demote_fd(int fd, const char *why)
 }
 
 /*
- * Before the program takes a record lock on a served file: if a process
- * that had to pass the file through has announced itself, the two are
- * sharing the file, so stop caching it here too (after writing back).
+ * The lease thread (lease.c), after a lease-break signal or on its poll:
+ * demote every served file whose lease is being broken (F_GETLEASE then
+ * shows the type the breaker allows, no longer F_WRLCK), or every served
+ * file whose descriptor a child will inherit (all = true: fork; or the
+ * ones without FD_CLOEXEC on some descriptor: inheritable = true).
  */
-int shim_peer_check(struct shim_ofd *o)
+static bool inode_inheritable(struct shim_inode *ino)
 {
-	struct flock fl = {
-		.l_type = F_WRLCK, .l_whence = SEEK_SET,
-		.l_start = SHIM_LOCK_BYTE + 1, .l_len = 1,
-	};
-	int lfd;
+	int i, high = atomic_load(&table_high);
+	struct shim_ofd *o;
 
+	for (o = ino->ofds; o; o = o->inode_next)
+		for (i = 0; i < high; i++)
+			if (atomic_load(&table[i]) == o) {
+				int fdf = real.fcntl(i, F_GETFD);
+
+				if (fdf >= 0 && !(fdf & FD_CLOEXEC))
+					return true;
+			}
+	return false;
+}
+
+static void demote_where(int what, const char *why)
+{
+	struct shim_inode *ino;
+
+again:
 	pthread_mutex_lock(&reg_lock);
-	lfd = o->inode->passthrough ? -1 : o->inode->lock_fd;
-	pthread_mutex_unlock(&reg_lock);
-	if (lfd < 0)
-		return 0;
-	if (real.fcntl(lfd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK) {
-		shim_debug("fd %d: another process uses the file directly",
-			   o->realfd);
-		ofd_demote(o);
-		return 1;
+	for (ino = inodes; ino; ino = ino->next) {
+		if (ino->passthrough || ino->lock_fd < 0)
+			continue;
+		if (what == DEMOTE_BROKEN &&
+		    real.fcntl(ino->lock_fd, F_GETLEASE) == F_WRLCK)
+			continue;
+		if (what == DEMOTE_INHERITABLE && !inode_inheritable(ino))
+			continue;
+		ino->refs++;
+		pthread_mutex_unlock(&reg_lock);
+		shim_debug("%s: passing the file through from now on",
+			   why);
+		inode_around(ino, NULL, NULL, true);
+		pthread_mutex_lock(&reg_lock);
+		inode_unref_locked(ino);
+		pthread_mutex_unlock(&reg_lock);
+		goto again;
 	}
-	return 0;
+	pthread_mutex_unlock(&reg_lock);
+}
+
+void shim_demote_where(int what, const char *why)
+{
+	if (!atomic_load(&table_high))
+		return;
+	demote_where(what, why);
 }
 
 /* Write back every served file and make its size exact (durable). */
@@ -625,6 +696,8 @@ void shim_close_all(void)
 
 	pthread_mutex_lock(&reg_lock);
 	for (ino = inodes; ino; ino = ino->next) {
+		if (ino->passthrough)
+			continue;
 		ino->passthrough = true;
 		for (o = ino->ofds; o; o = o->inode_next) {
 			pthread_rwlock_wrlock(&o->io_lock);
@@ -632,8 +705,10 @@ void shim_close_all(void)
 				ofd_close_wf(o);
 				real.lseek(o->realfd, o->pos, SEEK_SET);
 			}
-			pthread_rwlock_unlock(&o->io_lock);
 		}
+		inode_release(ino);
+		for (o = ino->ofds; o; o = o->inode_next)
+			pthread_rwlock_unlock(&o->io_lock);
 	}
 	pthread_mutex_unlock(&reg_lock);
 }
@@ -641,10 +716,22 @@ void shim_close_all(void)
 /* ---- fork ---- */
 static void atfork_prepare(void)
 {
-	/* The child will see the kernel's view of every inherited file:
-	 * put everything there first. Nothing dirty is then duplicated. */
-	shim_flush_all(false);
-	pthread_mutex_lock(&reg_lock);
+	/* The child inherits every served description (and its lease: its
+	 * use of the description breaks nothing), so each served file is
+	 * written back and passed through for good before the fork. */
+	for (;;) {
+		struct shim_inode *ino;
+
+		shim_demote_where(DEMOTE_ALL, "fork");
+		pthread_mutex_lock(&reg_lock);
+		/* another thread may have served a file meanwhile */
+		for (ino = inodes; ino; ino = ino->next)
+			if (!ino->passthrough)
+				break;
+		if (!ino)
+			break;
+		pthread_mutex_unlock(&reg_lock);
+	}
 	pthread_rwlock_wrlock(&table_lock);
 	shim_locks_atfork_prepare();	/* after reg_lock: the lock order */
 }
@@ -676,6 +763,7 @@ static void atfork_child(void)
 		}
 	}
 	shim_ctx_forget();
+	shim_lease_atfork_child();
 	shim_pid = getpid();
 }
 

@@ -12,6 +12,8 @@
 
 int shim_take_close_err(void);
 
+__thread int shim_handoff_fd = -1;
+
 static bool takes_mode(int flags)
 {
 	return (flags & O_CREAT) || (flags & __O_TMPFILE) == __O_TMPFILE;
@@ -27,6 +29,13 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 
 	shim_resolve();
 	if (shim_busy) {
+		/* libwtio opening a served file: its descriptor must be the
+		 * program's description (one description per leased file) */
+		if (shim_handoff_fd >= 0) {
+			fd = real.fcntl(shim_handoff_fd, F_DUPFD_CLOEXEC, 3);
+			shim_handoff_fd = -1;
+			return fd;
+		}
 		fd = shim_unpark(dirfd, path, flags);
 		return fd >= 0 ? fd : real.openat(dirfd, path, flags, mode);
 	}
@@ -253,36 +262,6 @@ SHIM_API int dup3(int oldfd, int newfd, int flags)
 	return dup_to(oldfd, r);
 }
 
-/* Keep the program's record locks off the shim's sentinel bytes (an OFD
- * lock conflicts with the same process's POSIX locks). */
-static void clip_lock(struct flock *fl, int fd)
-{
-	off_t start = fl->l_start;
-
-	if (fl->l_whence == SEEK_CUR || fl->l_whence == SEEK_END) {
-		/* Only the "to end of file" form can reach the sentinel. */
-		if (fl->l_len != 0)
-			return;
-		start = real.lseek(fd, 0, SEEK_CUR);
-		if (fl->l_whence == SEEK_END) {
-			struct stat st;
-
-			if (real.fstat(fd, &st) < 0)
-				return;
-			start = st.st_size;
-		}
-		start += fl->l_start;
-		if (start < 0 || start >= SHIM_LOCK_BYTE)
-			return;
-		fl->l_whence = SEEK_SET;
-		fl->l_start = start;
-	}
-	if (start >= SHIM_LOCK_BYTE)
-		return;
-	if (fl->l_len == 0 || (fl->l_len > 0 && start + fl->l_len > SHIM_LOCK_BYTE))
-		fl->l_len = SHIM_LOCK_BYTE - start;
-}
-
 static bool is_lock_cmd(int cmd)
 {
 	return cmd == F_SETLK || cmd == F_SETLKW || cmd == F_GETLK ||
@@ -300,13 +279,6 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		if (!user)
 			return real.fcntl(fd, cmd, arg);
 		fl = *user;
-		o = fd_get(fd);
-		if (o) {
-			if (fl.l_type != F_UNLCK && cmd != F_GETLK &&
-			    cmd != F_OFD_GETLK)
-				shim_peer_check(o);
-			ofd_put(o);
-		}
 		if (fl.l_whence == SEEK_CUR && (o = fd_get(fd))) {
 			/* the served position is not the kernel's */
 			pthread_mutex_lock(&o->pos_lock);
@@ -316,7 +288,6 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 			fl.l_whence = SEEK_SET;
 			ofd_put(o);
 		}
-		clip_lock(&fl, fd);
 		/* noted first: a close by the shim meanwhile must not drop
 		 * the lock (see locks.c) */
 		if ((cmd == F_SETLK || cmd == F_SETLKW) && fl.l_type != F_UNLCK)
@@ -342,7 +313,15 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 	case F_GETFL:
 		r = real.fcntl(fd, cmd, arg);
 		if (r >= 0 && (o = fd_get(fd))) {
-			r |= o->oflags & O_DIRECT;
+			/* served, the description has O_DIRECT and no
+			 * O_APPEND (wtio's writes); show the program's */
+			pthread_rwlock_rdlock(&o->io_lock);
+			if (o->wf)
+				r = (r & ~O_APPEND) | (o->oflags & O_APPEND);
+			/* an O_WRONLY open is served on O_RDWR (fdtable.c) */
+			r = (r & ~(O_DIRECT | O_ACCMODE)) |
+			    (o->oflags & (O_DIRECT | O_ACCMODE));
+			pthread_rwlock_unlock(&o->io_lock);
 			ofd_put(o);
 		}
 		return r;
@@ -354,13 +333,31 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		o = fd_get(fd);
 		if (!o)
 			return real.fcntl(fd, cmd, arg);
-		/* The kernel descriptor never does O_DIRECT for us. */
-		r = real.fcntl(fd, cmd, (void *)(long)(v & ~O_DIRECT));
+		/* Served: the description keeps wtio's O_DIRECT and no
+		 * O_APPEND; passed through: the program's flags, but never
+		 * O_DIRECT (the shim does that through wtio's flags). */
+		pthread_rwlock_rdlock(&o->io_lock);
+		if (o->wf)
+			r = real.fcntl(fd, cmd, (void *)(long)
+				       ((v & ~O_APPEND) | O_DIRECT));
+		else
+			r = real.fcntl(fd, cmd, (void *)(long)(v & ~O_DIRECT));
 		if (r == 0)
 			o->oflags = (o->oflags & ~settable) | (v & settable);
+		pthread_rwlock_unlock(&o->io_lock);
 		ofd_put(o);
 		return r;
 	}
+	case F_SETLEASE:
+	case F_GETLEASE:
+	case F_SETSIG:
+	case F_SETOWN:
+	case F_SETOWN_EX:
+	case F_NOTIFY:
+		/* the program's own lease or signal owner on the description
+		 * would be the shim's: the file is the kernel's from now on */
+		shim_demote_fd(fd, "the program sets a lease or an owner");
+		return real.fcntl(fd, cmd, arg);
 	default:
 		return real.fcntl(fd, cmd, arg);
 	}

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -132,15 +133,16 @@ void shim_ctx_forget(void);		/* child after fork */
 void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- fdtable.c ---- */
-/* One served file (dev, ino) of this process: holds the OFD lock that
- * keeps other processes' shims off it, on a descriptor of its own. */
+/* One served file (dev, ino) of this process. Served, it has exactly one
+ * open file description in the whole system, this process's, held with a
+ * write lease (lease.c); lock_fd is a close-on-exec dup of it (the lease
+ * is taken there, fstat looks there), -1 once passed through. */
 struct shim_inode {
 	dev_t dev;
 	ino_t ino;
 	int lock_fd;
-	int lock_type;			/* F_RDLCK or F_WRLCK */
 	int refs;			/* open file descriptions using it */
-	bool passthrough;		/* demoted for good (mmap, peer) */
+	bool passthrough;		/* demoted for good (lease broken, mmap) */
 	/* Written back for a child (fork, spawn) at size handed_size: the
 	 * child may append through its own passthrough descriptor. */
 	bool handed;
@@ -163,10 +165,6 @@ struct shim_ofd {
 	uint32_t block_size;		/* wtio's block: rounds its size */
 	struct shim_ofd *inode_next;
 };
-
-/* The lock sentinel: a byte far past any data, so the shim's OFD lock does
- * not conflict with the program's own record locks (see fcntl.c). */
-#define SHIM_LOCK_BYTE	((off_t)0x7fffffffffff0000LL)
 
 struct shim_ofd *fd_get(int fd);	/* referenced, or NULL */
 void ofd_put(struct shim_ofd *o);
@@ -215,7 +213,24 @@ bool ofd_guard_size(struct shim_ofd *o);
 void ofd_append_check(struct shim_ofd *o);
 void shim_flush_all(bool durable);
 void shim_close_all(void);
-int shim_peer_check(struct shim_ofd *o);
+/* Demote (write back, pass through for good) the served files whose lease
+ * is being broken, or that a child will inherit. No shim lock held. */
+enum { DEMOTE_BROKEN, DEMOTE_ALL, DEMOTE_INHERITABLE };
+void shim_demote_where(int what, const char *why);
+
+/* ---- lease.c ---- */
+/* The lease-break signal, directed at the shim's own thread only. */
+#define SHIM_LEASE_SIG	(SIGRTMIN + 11)
+/* F_SETLEASE F_WRLCK on fd, signalled to the lease thread: 0, or -errno
+ * (-EAGAIN: the file is open elsewhere, this process included; -EACCES:
+ * not the file's owner). */
+int shim_lease_take(int fd);
+void shim_lease_drop(int fd);
+void shim_lease_kick(void);		/* make the thread look now */
+void shim_lease_atfork_child(void);
+/* open.c: while >= 0, libwtio's next open (shim_busy) gets a dup of this
+ * descriptor instead of a new open file description of the file. */
+extern __thread int shim_handoff_fd;
 
 /* ---- locks.c: the program's POSIX record locks vs the shim's closes ---- */
 /* Before the program takes a POSIX record lock (F_SETLK/F_SETLKW) on fd. */

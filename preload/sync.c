@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sync.c - fsync and friends, sizes (truncate, fallocate), the calls that
- * pass through on the real descriptor after a flush (copy_file_range,
- * sendfile, splice, mmap), and exec/_exit.
+ * sync.c - fsync and friends, sizes (truncate, fallocate), and the calls
+ * that pass the file through first (copy_file_range, sendfile, splice,
+ * mmap).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -82,16 +82,12 @@ SHIM_API int ftruncate64(int fd, off_t len) __attribute__((alias("ftruncate")));
 
 struct real_call {
 	int kind;
-	int fd, fd2, mode;
+	int fd, mode;
 	off_t a, b;
-	const char *path;
-	off_t *pa, *pb;
-	size_t n;
-	unsigned int flags;
 	int err;
 };
 
-enum { RC_TRUNCATE, RC_FALLOCATE, RC_POSIX_FALLOCATE };
+enum { RC_FALLOCATE, RC_POSIX_FALLOCATE };
 
 static long do_real(void *arg)
 {
@@ -99,9 +95,6 @@ static long do_real(void *arg)
 	long r = -1;
 
 	switch (c->kind) {
-	case RC_TRUNCATE:
-		r = real.truncate(c->path, c->a);
-		break;
 	case RC_FALLOCATE:
 		r = real.fallocate(c->fd, c->mode, c->a, c->b);
 		break;
@@ -131,42 +124,14 @@ static int around_fd(int fd, struct real_call *c, long *ret)
 	return 1;
 }
 
+/* A truncate by path breaks the write lease of a process serving the file,
+ * this one included: its lease thread writes the file back and passes it
+ * through before the kernel truncates (lease.c). Nothing to do here, and
+ * no shim lock may be held across the call. */
 SHIM_API int truncate(const char *path, off_t len)
 {
-	struct real_call c = { .kind = RC_TRUNCATE, .path = path, .a = len };
-	struct stat st;
-	off_t size;
-	int fd;
-
 	shim_resolve();
-	if (shim_busy || real.stat(path, &st) < 0 ||
-	    !shim_inode_size(st.st_dev, st.st_ino, &size))
-		return real.truncate(path, len);
-	/* Served here: truncate through wtio on a descriptor of our own,
-	 * so that the cache and the file change together. */
-	/* one parked by an earlier call while the program holds record
-	 * locks on the file (locks.c), or a new one */
-	fd = shim_unpark(AT_FDCWD, path, O_WRONLY | O_CLOEXEC);
-	if (fd >= 0)
-		shim_adopt(fd, O_WRONLY | O_CLOEXEC);
-	else
-		fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return real.truncate(path, len);
-	{
-		long r = 0;
-
-		/* a descriptor of the shim's own: closing it must not drop
-		 * the program's record locks on the file (locks.c) */
-		if (!around_fd(fd, &c, &r)) {
-			shim_close_internal(fd);
-			return real.truncate(path, len);
-		}
-		shim_close_internal(fd);
-		if (r < 0)
-			errno = c.err;
-		return (int)r;
-	}
+	return real.truncate(path, len);
 }
 
 SHIM_API int truncate64(const char *path, off_t len)
@@ -203,11 +168,11 @@ SHIM_API int posix_fallocate64(int fd, off_t off, off_t len)
 	__attribute__((alias("posix_fallocate")));
 
 /*
- * Data movers between descriptors. A served source is flushed (data and
- * exact size) so the kernel reads what the program wrote, and its position,
- * which the kernel does not know, is passed explicitly. A served
- * destination is written back and emptied around the call (inode_around
- * puts the kernel position right before and takes it back after).
+ * Data movers between descriptors: the kernel moves the data, so a served
+ * source or destination is written back (exact size) and passed through
+ * for good first (the served description has O_DIRECT, whose alignment
+ * rules the kernel would apply to the copy). The kernel position of a
+ * demoted description is the program's (inode_around sets it).
  */
 enum { MV_COPY, MV_SENDFILE, MV_SPLICE };
 
@@ -217,68 +182,25 @@ struct mover {
 	off_t *off_in, *off_out;
 	size_t len;
 	unsigned int flags;
-	ssize_t ret;
-	int err;
-	struct shim_ofd *in;
-	off_t in_pos;
 };
-
-static long mover_call(void *arg)
-{
-	struct mover *m = arg;
-
-	switch (m->kind) {
-	case MV_COPY:
-		m->ret = real.copy_file_range(m->fd_in, m->off_in, m->fd_out,
-					      m->off_out, m->len, m->flags);
-		break;
-	case MV_SENDFILE:
-		m->ret = real.sendfile(m->fd_out, m->fd_in, m->off_in, m->len);
-		break;
-	default:
-		m->ret = real.splice(m->fd_in, m->off_in, m->fd_out,
-				     m->off_out, m->len, m->flags);
-	}
-	m->err = errno;
-	return 0;
-}
 
 static ssize_t move(struct mover *m)
 {
-	struct shim_ofd *out;
-
 	shim_resolve();
-	m->in = shim_busy ? NULL : fd_get(m->fd_in);
-	out = shim_busy ? NULL : fd_get(m->fd_out);
-	if (m->in && !m->in->wf) {
-		ofd_put(m->in);
-		m->in = NULL;
+	if (!shim_busy) {
+		shim_demote_fd(m->fd_in, "a kernel copy reads it");
+		shim_demote_fd(m->fd_out, "a kernel copy writes it");
 	}
-	if (m->in) {
-		ofd_flush(m->in, false);
-		if (!m->off_in) {
-			pthread_mutex_lock(&m->in->pos_lock);
-			m->in_pos = m->in->pos;
-			m->off_in = &m->in_pos;
-		}
+	switch (m->kind) {
+	case MV_COPY:
+		return real.copy_file_range(m->fd_in, m->off_in, m->fd_out,
+					    m->off_out, m->len, m->flags);
+	case MV_SENDFILE:
+		return real.sendfile(m->fd_out, m->fd_in, m->off_in, m->len);
+	default:
+		return real.splice(m->fd_in, m->off_in, m->fd_out,
+				   m->off_out, m->len, m->flags);
 	}
-	/* also when out is the source's description: a copy within the
-	 * file changes what the cache holds */
-	if (out)
-		inode_around(out->inode, mover_call, m, false);
-	else
-		mover_call(m);
-	if (m->in) {
-		if (m->off_in == &m->in_pos) {
-			m->in->pos = m->in_pos;
-			pthread_mutex_unlock(&m->in->pos_lock);
-		}
-		ofd_put(m->in);
-	}
-	if (out)
-		ofd_put(out);
-	errno = m->err;
-	return m->ret;
 }
 
 SHIM_API ssize_t copy_file_range(int fd_in, off_t *off_in, int fd_out,
