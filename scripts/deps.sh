@@ -8,7 +8,7 @@ packages=(
 	meson ninja-build pkg-config gcc clang
 	liburing-dev libaio-dev
 	xfsprogs e2fsprogs fio gnuplot-nox util-linux python3
-	sqlite3 strace
+	sqlite3 strace postgresql
 )
 
 installed() {
