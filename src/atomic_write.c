@@ -5,9 +5,16 @@
  * The range goes to disk as one RWF_ATOMIC direct write from a single
  * contiguous bounce buffer (folios are not contiguous in memory, and most
  * devices allow one segment per atomic write), so no folio boundary,
- * stripe cut or writeback pass can split it. In the cache the copy is
- * made under the exclusive file lock, so readers (shared lock, and the
- * folio lock on hits) see all old or all new.
+ * stripe cut or writeback pass can split it.
+ *
+ * The I/O is issued from the bounce buffer before the cache is touched,
+ * with the file lock held exclusive from the flush of the range's dirty
+ * data to the update of its cached folios: readers (shared lock) see the
+ * range all old before and all new after, and no folio is held for the
+ * I/O, so an atomic write of any size the filesystem accepts works in a
+ * cache of any size (it once kept every folio of the range under
+ * writeback and waited for ever for one more folio than the cache had).
+ * A failed I/O has changed nothing: not the cache, not the size.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +22,18 @@
 
 #include "iov_iter.h"
 #include "wtio_internal.h"
+
+/* Rounds of flushing before the range is given up as unsettleable: each
+ * round writes what is dirty in it, and nothing can dirty it again while
+ * we hold the file lock exclusive, except an I/O already in flight that
+ * fails and gives its blocks back (which the next round retries, and
+ * reports if it fails again). */
+#define ATOMIC_SETTLE_ROUNDS 8
+
+/* Cached folios are filled with the new data only when the range takes
+ * at most this fraction of the cache: a larger write would just evict
+ * what others cached for folios that CLOCK takes back at once. */
+#define ATOMIC_POPULATE_DIV 4
 
 int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len)
 {
@@ -28,86 +47,159 @@ int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len)
 	return 0;
 }
 
-/* The folios of [off, off + len): locked in turn, written, and left
- * under writeback with a reference in v[] until the I/O ends. */
-static int atomic_copy(struct wtio_file *file, const char *bounce, off_t off,
-		       size_t len, unsigned int flags, struct wtio_folio **v,
-		       int *nr)
+/* Blocks of a folio that [from, to) covers whole. */
+static uint64_t whole_blocks(const struct wtio_inode *inode, uint32_t from,
+			     uint32_t to)
+{
+	uint32_t bs = inode->block_size;
+	uint32_t a = (from + bs - 1) & ~(bs - 1), b = to & ~(bs - 1);
+
+	return b > a ? wtio_ifs_mask(inode, a, b) : 0;
+}
+
+/*
+ * Is the range settled for the atomic I/O: no folio of it under
+ * writeback, and no dirty block that overlaps it? Such data would reach
+ * the disk separately, before or after the atomic I/O, which must be the
+ * last word on the range. Waits for writeback in flight (or -EAGAIN with
+ * nowait). Returns 1 if settled, 0 if dirty data remains to be written,
+ * or a negative errno.
+ */
+static int atomic_range_settled(struct wtio_inode *inode, off_t off,
+				size_t len, bool nowait)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	size_t done = 0;
+	int settled = 1;
+
+	while (done < len) {
+		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		struct wtio_folio *f = wtio_folio_lookup(inode, sp.index);
+
+		done += sp.to - sp.from;
+		if (!f)
+			continue;
+		for (;;) {
+			if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
+				if (nowait) {
+					settled = -EAGAIN;
+					break;
+				}
+				wtio_folio_wait_writeback(f);
+			}
+			if (nowait) {
+				if (!wtio_folio_trylock(f)) {
+					settled = -EAGAIN;
+					break;
+				}
+			} else {
+				wtio_folio_lock(f);
+			}
+			/* ifs_dirty belongs to the I/O while WRITEBACK is
+			 * set: look only when it is not. */
+			if (!wtio_folio_test(f, FOLIO_WRITEBACK))
+				break;
+			wtio_folio_unlock(f);
+		}
+		if (settled < 0) {
+			wtio_folio_put(ctx, f);
+			return settled;
+		}
+		if (atomic_load(&f->inode) == inode &&
+		    wtio_folio_test(f, FOLIO_DIRTY) &&
+		    (f->ifs_dirty & wtio_ifs_mask(inode, sp.from, sp.to)))
+			settled = 0;
+		wtio_folio_unlock(f);
+		wtio_folio_put(ctx, f);
+		if (!settled && nowait)
+			return -EAGAIN;
+	}
+	return settled;
+}
+
+/*
+ * Write-back data already dirty in the range goes to disk first: a dirty
+ * block only partly covered by the range (blocks can be larger than the
+ * range) must not lose its other bytes, and a block the range covers must
+ * not be written over the atomic data later. With nowait, -EAGAIN instead
+ * of any flush or wait. File lock held exclusive.
+ */
+static int atomic_settle(struct wtio_inode *inode, off_t off, size_t len,
+			 bool nowait)
+{
+	int round, ret;
+
+	for (round = 0; round < ATOMIC_SETTLE_ROUNDS; round++) {
+		ret = atomic_range_settled(inode, off, len, nowait);
+		if (ret)
+			return ret < 0 ? ret : 0;
+		ret = wtio_writeback_range(inode, off, off + (off_t)len,
+					   WB_SYNC, 0, 0);
+		if (ret)
+			return ret;
+	}
+	return -EIO;
+}
+
+/*
+ * The atomic I/O succeeded: the disk holds the new data for the range.
+ * Bring the cached folios of the range up to it, under their locks and
+ * still under the exclusive file lock, so that no reader sees a mix.
+ * Folios not cached are created (without waiting for memory) only for a
+ * range small against the cache, and never for WTIO_DONTCACHE, which
+ * drops what it updated. A folio that cannot be updated (none can fail
+ * here) would only ever be read from the disk, which is right too.
+ */
+static void atomic_update_cache(struct wtio_file *file, const char *bounce,
+				off_t off, size_t len, unsigned int flags)
 {
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
-	bool nowait = flags & WTIO_NOWAIT;
+	bool dontcache = flags & WTIO_DONTCACHE;
+	bool populate = !dontcache &&
+		(len >> ctx->folio_shift) <= ctx->nr_folios / ATOMIC_POPULATE_DIV;
 	size_t done = 0;
-	int ret = 0;
 
-	*nr = 0;
 	while (done < len) {
 		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
-		uint64_t index = sp.index;
-		uint32_t from = sp.from, to = sp.to;
+		uint64_t whole = whole_blocks(inode, sp.from, sp.to);
+		const char *src = bounce + done;
 		struct wtio_folio *f;
 
-		ret = wtio_folio_get_stable(inode, index, nowait, &f);
-		if (ret)
-			break;
-		ret = wtio_write_prepare_blocks(inode, f, from, to,
-						wtio_inode_size(inode), nowait);
-		if (ret) {
-			wtio_folio_unlock(f);
-			wtio_folio_put(ctx, f);
-			break;
+		done += sp.to - sp.from;
+		f = wtio_folio_lookup(inode, sp.index);
+		if (f) {
+			wtio_folio_lock(f);
+			if (atomic_load(&f->inode) != inode) {
+				/* Evicted meanwhile: the disk has it. */
+				wtio_folio_unlock(f);
+				wtio_folio_put(ctx, f);
+				continue;
+			}
+			/* A flusher may be writing other blocks of it; the
+			 * block state changes only once that is over. */
+			wtio_folio_wait_writeback(f);
+		} else {
+			if (!populate || !whole)
+				continue;
+			f = wtio_folio_try_create(inode, sp.index);
+			if (!f)
+				continue;
 		}
-		memcpy(f->data + from, bounce + done, to - from);
-		wtio_ifs_set_uptodate(inode, f, wtio_ifs_mask(inode, from, to));
-		/* Dirty blocks inside the range now hold the atomic data,
-		 * which the atomic I/O writes: a flusher must not write them
-		 * separately (a failed atomic write must leave none of it). */
-		f->ifs_dirty &= ~wtio_ifs_mask(inode, from, to);
-		if (!f->ifs_dirty && wtio_folio_test(f, FOLIO_DIRTY))
-			wtio_folio_cancel_dirty(inode, f);
-		wtio_folio_mark_dropbehind(f, flags & WTIO_DONTCACHE);
-		/* Under writeback, the folio is stable: an overlapping
-		 * write waits for the atomic I/O, so the disk sees the
-		 * writes in the cache's order. Dirty blocks of the folio
-		 * outside the range stay dirty for the flushers. */
-		wtio_folio_set_writeback(inode, f);
+		/* Blocks partly covered keep their state: if uptodate,
+		 * they now match the disk (or their dirty bytes, which the
+		 * settle left outside the range); if not, they are read
+		 * from the disk when needed. No block overlapping the range
+		 * is dirty (atomic_settle), so none is written later. */
+		memcpy(f->data + sp.from, src, sp.to - sp.from);
+		if (whole)
+			wtio_ifs_set_uptodate(inode, f, whole);
+		wtio_folio_mark_dropbehind(f, dontcache);
 		wtio_folio_unlock(f);
-		v[(*nr)++] = f;
-		done += to - from;
-	}
-	return ret;
-}
-
-/* The atomic I/O is over: end writeback, and on failure make readers go
- * to the disk for the range, which holds all old data. */
-static void atomic_end(struct wtio_inode *inode, struct wtio_folio **v,
-		       int nr, off_t off, size_t len, int error)
-{
-	struct wtio_ctx *ctx = inode->ctx;
-	int i;
-
-	for (i = 0; i < nr; i++) {
-		struct wtio_folio *f = v[i];
-
-		if (error) {
-			int64_t base = (int64_t)atomic_load(&f->index) <<
-				       ctx->folio_shift;
-			int64_t from = off > base ? off - base : 0;
-			int64_t to = off + (int64_t)len - base;
-
-			if (to > ctx->folio_size)
-				to = ctx->folio_size;
-			wtio_folio_clear_flag(f, FOLIO_UPTODATE);
-			atomic_fetch_and(&f->ifs_uptodate,
-				~wtio_ifs_mask(inode, (uint32_t)from,
-					       (uint32_t)to));
-		}
-		wtio_folio_finish_writeback(inode, f);
-		if (!error && wtio_folio_test(f, FOLIO_DROPBEHIND))
+		if (dontcache)
 			wtio_folio_drop_behind(ctx, f);
 		wtio_folio_put(ctx, f);
 	}
-	wtio_cache_wake_space(ctx);
 }
 
 ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
@@ -116,54 +208,46 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	size_t len = 0, align = inode->geo.dio_mem_align;
+	bool nowait = flags & WTIO_NOWAIT;
 	struct wtio_iov_iter it;
-	struct wtio_folio **v;
+	bool extending, ext;
 	struct iovec bv;
+	int64_t size0;
 	char *bounce;
-	int nr = 0, ret;
-	bool extending;
 	ssize_t res;
+	int ret;
 
 	/* The shape was checked with the other arguments (api.c). */
 	len = wtio_iov_length(iov, iovcnt);
 	if (align < 4096)
 		align = 4096;
 	bounce = aligned_alloc(align, len);
-	v = calloc((len >> ctx->folio_shift) + 2, sizeof(*v));
-	if (!bounce || !v) {
-		free(bounce);
-		free(v);
+	if (!bounce)
 		return -ENOMEM;
-	}
 	wtio_iter_init(&it, iov, iovcnt);
 	wtio_iter_copy(&it, bounce, len, false);
 
-	ret = wtio_rwsem_lock(inode, false, flags & WTIO_NOWAIT);
+	ret = wtio_rwsem_lock(inode, false, nowait);
 	if (ret)
 		goto out_free;
-	/* Write-back data already dirty in the range's folios goes to disk
-	 * first: a dirty block only partly covered by the range (blocks can
-	 * be larger than the range) must not lose its other bytes, and a
-	 * failed atomic write, which sends readers to the disk, must find
-	 * the acknowledged data there. Nobody can dirty the range again
-	 * while we hold the file lock exclusively. */
-	ret = wtio_writeback_range(inode, off, off + (off_t)len, WB_SYNC, 0, 0);
-	if (ret) {
-		pthread_rwlock_unlock(&inode->i_rwsem);
-		goto out_free;
-	}
-	ret = atomic_copy(file, bounce, off, len, flags, v, &nr);
-	extending = !ret && off + (int64_t)len > wtio_inode_size(inode);
-	if (extending)
-		atomic_store(&inode->i_size, off + (int64_t)len);
-	pthread_rwlock_unlock(&inode->i_rwsem);
-	if (ret) {
-		/* Nothing reached the disk; what was copied is invalidated
-		 * so that the range reads back all old. */
-		atomic_end(inode, v, nr, off, len, ret);
-		goto out_free;
+	ret = atomic_settle(inode, off, len, nowait);
+	if (ret)
+		goto out_unlock;
+	size0 = wtio_inode_size(inode);
+	extending = off + (int64_t)len > size0;
+	/* What a failed extending write left past the size goes first, or
+	 * moving the size over it would show it. */
+	if (extending) {
+		ret = wtio_inode_prepare_extend(inode, nowait);
+		if (ret)
+			goto out_unlock;
 	}
 
+	/* The file lock stays held across the I/O: readers must not mix
+	 * cached old folios with folios read from a disk that may already
+	 * hold the new data. Every change of the backing file's size is
+	 * made under the file lock, so the size-change gate is down and
+	 * this cannot wait at it. */
 	bv.iov_base = bounce;
 	bv.iov_len = len;
 	struct wtio_io_req req = {
@@ -171,26 +255,42 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 		.iov = &bv, .iovcnt = 1,
 		.rw_flags = RWF_ATOMIC | ((flags & WTIO_DSYNC) ? RWF_DSYNC : 0),
 	};
-	bool ext = wtio_inode_dio_write_begin(inode, off, (int64_t)len, NULL,
-					      NULL);
-
+	ext = wtio_inode_dio_write_begin(inode, off, (int64_t)len, NULL, NULL);
 	res = wtio_io_sync(&ctx->io, &req);
 	wtio_inode_dio_write_end(inode, ext, off, res);
 	wtio_stat_add(ctx, write_ios, 1);
 	/* All or nothing: a short atomic write is not one. */
 	ret = res < 0 ? (int)res : ((size_t)res != len ? -EIO : 0);
 	if (ret) {
+		/* Nothing changed: the cache and i_size are as they were,
+		 * and the disk (RWF_ATOMIC) holds the old data. Recorded
+		 * for fsync, as a failed write-through write is. */
 		wtio_inode_record_error(inode, ret);
 		wtio_stat_add(ctx, wb_errors, 1);
-	} else {
-		wtio_stat_add(ctx, bytes_written, len);
-		wtio_stat_add(ctx, atomic_writes, 1);
+		goto out_unlock;
 	}
-	atomic_end(inode, v, nr, off, len, ret);
-	if (!ret && extending && (flags & WTIO_DSYNC))
+	wtio_stat_add(ctx, bytes_written, len);
+	wtio_stat_add(ctx, atomic_writes, 1);
+	/* The size moves only once the data is there. */
+	if (extending)
+		atomic_store(&inode->i_size, off + (int64_t)len);
+	atomic_update_cache(file, bounce, off, len, flags);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	if (extending && (flags & WTIO_DSYNC)) {
 		ret = wtio_dsync_finish(inode, off + (int64_t)len, false);
+		/* The write fails: as any failed write, it leaves the size
+		 * where it was (the cache past it is cut). */
+		if (ret) {
+			wtio_inode_record_error(inode, ret);
+			wtio_inode_undo_extend(inode, size0,
+					       off + (int64_t)len, false);
+		}
+	}
+	goto out_free;
+
+out_unlock:
+	pthread_rwlock_unlock(&inode->i_rwsem);
 out_free:
 	free(bounce);
-	free(v);
 	return ret ? ret : (ssize_t)len;
 }
