@@ -224,6 +224,8 @@ static int nr_failures;
 static unsigned long nr_injected, nr_iterations;
 static unsigned long nr_calls_failed, nr_calls_ok;
 static bool iter_failed;
+static bool want_fsync_error;	/* finish()'s fsync must report -ENOMEM */
+static unsigned long nr_unreported;	/* WAIT_AFTER said 0, data unwritten */
 static char calls[1024];	/* this iteration's calls and results */
 
 static void note_call(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -487,6 +489,19 @@ static void check_disk(const char *when, uint64_t off, uint64_t len)
 	}
 }
 
+/* Does the backing file hold [off, off + len) as expected? (No report.) */
+static bool disk_matches(uint64_t off, uint64_t len)
+{
+	uint64_t dsize = 0, o;
+
+	if (read_disk(path, &dsize) || dsize < off + len)
+		return false;
+	for (o = off; o < off + len; o++)
+		if (!byte_ok(o, rbuf[o], E.mask[o]))
+			return false;
+	return true;
+}
+
 /* A durability call's error: what was written since the last good fsync
  * may be lost (reported), so any value it held since is acceptable. */
 static void loosen(void)
@@ -559,6 +574,10 @@ static void finish(void)
 	if (file) {
 		check_cache("after the window");
 		r = wtio_fsync(file);
+		if (want_fsync_error && r != -ENOMEM)
+			failf("sync_range left the range unwritten with 0, and "
+			      "fsync did not report it either (returned %d)", r);
+		want_fsync_error = false;
 		if (r == -ENOMEM) {
 			/* An injected write-back failure reported now, for
 			 * the first time: fine, once. */
@@ -681,6 +700,45 @@ static void sc_sync_range(const struct scen *sc)
 		nr_calls_failed++;
 		if (r != -ENOMEM)
 			failf("sync_range returned %d, want 0 or -ENOMEM", r);
+		loosen();
+	}
+	finish();
+}
+
+/* WRITE alone starts writeback (completed by the context's completion
+ * thread), then WAIT_AFTER waits for it and must report what failed. */
+static void sc_sync_range_async(const struct scen *sc)
+{
+	int r, r2;
+
+	mk_ctx(sc);
+	prepare();
+	check_cache("before the window");
+	arm(cur_n);
+	r = wtio_sync_range(file, 0, 0, WTIO_SYNC_RANGE_WRITE);
+	r2 = wtio_sync_range(file, 0, 0, WTIO_SYNC_RANGE_WAIT_AFTER);
+	disarm();
+	note_call("sync_range(WRITE)=%d sync_range(WAIT_AFTER)=%d", r, r2);
+	if (r == 0 && r2 == 0) {
+		nr_calls_ok++;
+		/*
+		 * Linux's WAIT_AFTER reports a writeback error of the range
+		 * (file_fdatawait_range). wtio's started writeback leaves it
+		 * to fsync (errseq), the data still dirty: counted, and the
+		 * next fsync must report it and write the data.
+		 */
+		if (!disk_matches(0, E.size)) {
+			nr_unreported++;
+			if (verbose)
+				printf("  NOTE: WAIT_AFTER returned 0 with the "
+				       "range unwritten\n");
+			want_fsync_error = true;
+		}
+	} else {
+		nr_calls_failed++;
+		if ((r && r != -ENOMEM) || (r2 && r2 != -ENOMEM))
+			failf("sync_range returned %d, %d, want 0 or -ENOMEM",
+			      r, r2);
 		loosen();
 	}
 	finish();
@@ -922,6 +980,7 @@ static const struct scen scens[] = {
 	{ .name = "fsync", .run = sc_fsync },
 	{ .name = "fdatasync", .run = sc_fsync },
 	{ .name = "sync_range", .run = sc_sync_range },
+	{ .name = "sync_range_async", .run = sc_sync_range_async },
 	{ .name = "truncate", .run = sc_truncate },
 	{ .name = "close", .run = sc_close },
 	{ .name = "queue", .run = sc_queue },
@@ -935,6 +994,7 @@ static void run_one(const struct scen *sc, unsigned long n)
 	cur_sc = sc;
 	cur_n = n;
 	iter_failed = false;
+	want_fsync_error = false;
 	calls[0] = 0;
 	snprintf(path, sizeof(path), "%s/wtio-allocfail.%d",
 		 sc->atomic_fs ? xfs_dir : work_dir, (int)getpid());
@@ -1085,6 +1145,11 @@ int main(int argc, char **argv)
 	       nr_calls_ok, nr_failures,
 	       (double)(t1.tv_sec - t0.tv_sec) +
 	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
+	if (nr_unreported)
+		printf("alloc_fail: %lu times sync_range(WRITE) then WAIT_AFTER "
+		       "returned 0 with the range unwritten after a failed "
+		       "allocation (the next fsync reported -ENOMEM and wrote "
+		       "it; Linux reports it at WAIT_AFTER)\n", nr_unreported);
 	if (verbose) {
 		char nm[512];
 		int k;
