@@ -11,8 +11,8 @@
  * writes, the replayed file must hold, byte for byte, the newest durable
  * value of each byte (fsync'd, or written by an acknowledged DSYNC write)
  * or a value of a write issued after it; its size must cover every
- * durable byte and be no larger than the end of the furthest write issued
- * within the prefix; bytes no write covered are zero. The replay tears
+ * durable byte and pass the end of the furthest write issued within the
+ * prefix by no more than its tail block; bytes no write covered are zero. The replay tears
  * unflushed writes (some blocks only) and the test fails if no replay
  * tore any.
  *
