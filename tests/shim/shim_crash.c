@@ -6,6 +6,8 @@
  *
  *   shim_crash write DATA LOG      (runs until SIGKILL)
  *   shim_crash verify DATA LOG
+ *   shim_crash count DATA LOG      (tests/shim-death.sh: how many of the
+ *                                   logged records DATA holds, and its size)
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -62,6 +64,24 @@ int main(int argc, char **argv)
 	if (!lf || fd < 0) {
 		perror("FAIL shim_crash: open");
 		return 1;
+	}
+	if (!strcmp(argv[1], "count")) {
+		unsigned long logged = 0, kept = 0, last = 0;
+		off_t size = lseek(fd, 0, SEEK_END);
+
+		while (fgets(line, sizeof(line), lf)) {
+			i = strtoul(line, NULL, 10);
+			record(i, b);
+			logged++;
+			last = i;
+			if (pread(fd, g, REC, (off_t)(i * REC)) == REC &&
+			    !memcmp(b, g, REC))
+				kept++;
+		}
+		/* logged kept size end-of-the-last-logged-record */
+		printf("%lu %lu %lld %llu\n", logged, kept, (long long)size,
+		       logged ? (unsigned long long)(last + 1) * REC : 0ULL);
+		return 0;
 	}
 	while (fgets(line, sizeof(line), lf)) {
 		i = strtoul(line, NULL, 10);
