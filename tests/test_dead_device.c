@@ -2,9 +2,11 @@
 /*
  * test_dead_device.c - a device that refuses every write never hangs the
  * process: with a small cache and write-back writes of ten times the
- * budget, every write returns (bytes, or -EIO once the cache is full of
- * data the disk refused), fsync and close report the error, and the
- * context can be destroyed. A watchdog fails the test instead of hanging.
+ * budget, every write returns (bytes, or -EIO), fsync and close report
+ * the error, and the context can be destroyed. A watchdog fails the test
+ * instead of hanging. Once the cache is full of data the disk refused,
+ * that data is given up (its error stays recorded, see DESIGN.md) and
+ * the writes go on being accepted, as on Linux.
  */
 #include <signal.h>
 #include <unistd.h>
@@ -46,9 +48,8 @@ int main(void)
 		}
 	}
 	printf("320 writes to a dead device: %ld accepted into the cache, "
-	       "%ld refused with -EIO once it was full of refused data\n",
-	       ok, failed);
-	CHECK(ok >= 16 && failed > 0);
+	       "%ld refused with -EIO\n", ok, failed);
+	CHECK(ok >= 16);
 	ret = wtio_fsync(f);
 	CHECK_EQ(ret, -EIO);
 	CHECK(wtio_fault_injected(fault) > 0);
