@@ -76,7 +76,7 @@ void shim_ring_seen(const char *why, const void *caller)
 	shim_debug("%s: the program uses io_uring: every file passes through from now on",
 		   why);
 	shim_cfg.disabled = true;	/* new opens first, then what is open */
-	shim_close_all();
+	shim_demote_where(DEMOTE_ALL, why);
 }
 
 /* libaio's io_submit: the control blocks name their descriptors. */
