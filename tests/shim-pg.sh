@@ -195,7 +195,7 @@ for mode in $PGMODES; do
 			fail "$mode: no clean shutdown: $(tail -5 "$LOG.shim")"
 		start_plain "$mode"
 		checks "$mode" "$committed"
-		echo "info: $mode: $tps tps under the shim (-c 4 -j 2 -T $SECS, scale $SCALE)"
+		echo "info: $mode: $tps tps ($VARIANT: $([ "$VARIANT" = baseline ] && echo "no shim" || echo "under the shim"), -c 4 -j 2 -T $SECS, scale $SCALE)"
 	fi
 	served=$(grep -c "served by wtio" "$LOG.shim")
 	broken=$(grep -c "lease broken" "$LOG.shim")

@@ -11,6 +11,8 @@
 . "$(dirname "$0")/shim-lib.sh"
 PY=$(command -v python3 || true)
 [ -n "$PY" ] || skip "python3 not installed"
+# the interpreter itself, not a wrapper script (pyenv) that costs seconds
+PY=$("$PY" -c "import sys; print(sys.executable)") || skip "python3 does not run"
 "$PY" -c "import sqlite3" 2>/dev/null || skip "python3 has no sqlite3 module"
 ROWS=${SQLITE_ROWS:-1500}
 
