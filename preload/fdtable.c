@@ -543,43 +543,6 @@ bool ofd_guard_size(struct shim_ofd *o)
 	return grew;
 }
 
-/*
- * Before an O_APPEND write: since the file was written back for a child
- * (fork, vfork, posix_spawn), the child may have appended through its own
- * descriptor, within wtio's last block where ofd_guard_size cannot tell its
- * data from wtio's own block tail. While wtio has not changed the size
- * since, a larger kernel size can only be the child's: take it, and drop
- * the cached blocks (the last one holds zeros where the child wrote) by
- * closing and reopening the handles, so that the append lands at the true
- * end. Once this process changed the size, there is nothing to tell apart.
- */
-void ofd_append_check(struct shim_ofd *o)
-{
-	struct shim_inode *ino = o->inode;
-	bool adopt = false;
-	struct stat st;
-	off_t ws;
-
-	if (!__atomic_load_n(&ino->handed, __ATOMIC_RELAXED))
-		return;
-	pthread_rwlock_rdlock(&o->io_lock);
-	if (o->wf && real.fstat(ino->lock_fd, &st) == 0) {
-		BUSY_ENTER();
-		ws = wtio_file_size(o->wf);
-		if (ws != ino->handed_size)
-			__atomic_store_n(&ino->handed, false, __ATOMIC_RELAXED);
-		else if (st.st_size > ws)
-			adopt = wtio_ftruncate(o->wf, st.st_size) == 0;
-		BUSY_LEAVE();
-	}
-	pthread_rwlock_unlock(&o->io_lock);
-	if (adopt) {
-		shim_debug("fd %d: a child appended (%lld > %lld); rereading",
-			   o->realfd, (long long)st.st_size, (long long)ws);
-		inode_around(ino, NULL, NULL, false);
-	}
-}
-
 void ofd_demote(struct shim_ofd *o)
 {
 	shim_debug("fd %d: passing the file through from now on", o->realfd);
@@ -671,16 +634,8 @@ void shim_flush_all(bool durable)
 	for (ino = inodes; ino; ino = ino->next)
 		for (o = ino->ofds; o; o = o->inode_next) {
 			pthread_rwlock_rdlock(&o->io_lock);
-			if (ofd_flush_locked(o, durable) == 0 && o->wf &&
-			    (o->wtio_oflags & O_ACCMODE) != O_RDONLY) {
-				/* see ofd_append_check */
-				BUSY_ENTER();
-				ino->handed_size = wtio_file_size(o->wf);
-				BUSY_LEAVE();
-				__atomic_store_n(&ino->handed, true,
-						 __ATOMIC_RELAXED);
-			}
-			/* exec/fork: the kernel position must be right */
+			ofd_flush_locked(o, durable);
+			/* a spawned child: the kernel position must be right */
 			real.lseek(o->realfd, o->pos, SEEK_SET);
 			pthread_rwlock_unlock(&o->io_lock);
 		}

@@ -132,8 +132,6 @@ static ssize_t rw(int fd, const struct iovec *iov, int cnt, off_t off,
 		*passthrough = true;
 		return 0;
 	}
-	if (write && (o->oflags & O_APPEND))
-		ofd_append_check(o);
 	r = served_rw(o, iov, cnt, off, rwf, write, passthrough);
 	ofd_put(o);
 	return r;

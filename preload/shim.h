@@ -143,10 +143,6 @@ struct shim_inode {
 	int lock_fd;
 	int refs;			/* open file descriptions using it */
 	bool passthrough;		/* demoted for good (lease broken, mmap) */
-	/* Written back for a child (fork, spawn) at size handed_size: the
-	 * child may append through its own passthrough descriptor. */
-	bool handed;
-	off_t handed_size;
 	struct shim_ofd *ofds;		/* list of its open descriptions */
 	struct shim_inode *next;
 };
@@ -210,7 +206,6 @@ void shim_ring_seen(const char *why, const void *caller);
 /* open.c: the open everything funnels into (syscall's SYS_open*). */
 int shim_openat(int dirfd, const char *path, int flags, mode_t mode);
 bool ofd_guard_size(struct shim_ofd *o);
-void ofd_append_check(struct shim_ofd *o);
 void shim_flush_all(bool durable);
 void shim_close_all(void);
 /* Demote (write back, pass through for good) the served files whose lease
