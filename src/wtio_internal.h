@@ -256,6 +256,14 @@ struct wtio_inode {
 	int wb_busy;		/* flushers working on it, under wb_lock */
 	struct wtio_inode *wb_next;
 
+	/* Completions still to run that refer to the inode (ioends, queued
+	 * writes): the last close waits for them before freeing it, since
+	 * a completion goes on using the inode after its folios leave
+	 * writeback, which is all that close can see. */
+	int32_t io_refs;
+	pthread_mutex_t io_lock;
+	pthread_cond_t io_cond;
+
 	/* Every recorded error bumps err_seq (a plain count, for "did an
 	 * error happen meanwhile"); err_last is the latest errno. */
 	_Atomic uint64_t err_seq;
@@ -295,14 +303,6 @@ struct wtio_file {
 	struct wtio_file *next_dead;
 	struct wtio_file *next_all;
 };
-	/* Completions still to run that refer to the inode (ioends, queued
-	 * writes): the last close waits for them before freeing it, since
-	 * a completion goes on using the inode after its folios leave
-	 * writeback, which is all that close can see. */
-	int32_t io_refs;
-	pthread_mutex_t io_lock;
-	pthread_cond_t io_cond;
-
 
 /* ---- folio.c ---- */
 void wtio_folio_lock(struct wtio_folio *folio);
