@@ -407,7 +407,8 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 		ret = -errno;
 	} else {
 		atomic_store(&inode->disk_size_lb, size);
-		/* Blocks preallocated past the new size may be gone. */
+		/* Nothing lies past the new size: give back what was
+		 * reserved there for appends (reserve.c). */
 		wtio_reserve_clamp(inode, size);
 		if (inode->ctx->io.fault)
 			wtio_fault_note_truncate(inode->ctx->io.fault,

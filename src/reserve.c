@@ -27,9 +27,12 @@
  * chunks ahead that other files of the context hold past their EOF are
  * given back (as XFS trims speculative preallocation on ENOSPC).
  *
- * What lies past EOF is given back by a size change (XFS and ext4 free
- * the blocks past a new, smaller or equal, size: the range is clamped)
- * and at the last close (FALLOC_FL_PUNCH_HOLE from the end of file).
+ * What lies past EOF is given back by every size change of the backing
+ * file and at the last close: FALLOC_FL_PUNCH_HOLE from the new end to
+ * resv_max, the highest byte we allocated. (XFS and ext4 free the blocks
+ * past a smaller or equal size themselves, but not past a larger one: a
+ * truncate of a file whose data is still in the cache grows the backing
+ * file.)
  *
  * A filesystem without fallocate (EOPNOTSUPP) turns this off for the
  * inode: writes are accepted as before and ENOSPC shows at write-back.
@@ -65,9 +68,10 @@ static int resv_falloc(struct wtio_inode *inode, int64_t off, int64_t len)
 {
 	if (len <= 0)
 		return 0;
-	if (fallocate(inode->fd, FALLOC_FL_KEEP_SIZE, off, len) == 0)
-		return 0;
-	return -errno;
+	while (fallocate(inode->fd, FALLOC_FL_KEEP_SIZE, off, len) != 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
 }
 
 static bool resv_nospace(int err)
@@ -82,6 +86,7 @@ static void resv_init(struct wtio_inode *inode)
 
 	inode->resv_start = 0;
 	inode->resv_end = hole > 0 ? hole : 0;
+	inode->resv_max = inode->resv_end;
 	inode->resv_state = RESV_TRACK;
 }
 
@@ -111,19 +116,28 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 	return cur;
 }
 
-/* Give back what inode holds past its end of file. Its i_rwsem is held
- * exclusive (or nobody else uses it). */
-static void resv_punch_past_eof(struct wtio_inode *inode)
+/*
+ * Give back what we allocated past size, the end of file (no data lies
+ * past it), and forget it. Needed even after the backing file was cut
+ * there: ftruncate to a larger size than the backing file had (the data
+ * still in the cache) frees nothing past the new end. Caller holds
+ * i_rwsem exclusive, or shared with extend_lock, or nobody else uses
+ * the inode.
+ */
+static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 {
 	int64_t u = resv_unit(inode);
-	int64_t isize = wtio_inode_size(inode);
-	int64_t from = (isize + u - 1) & ~(u - 1);
+	int64_t from = (size + u - 1) & ~(u - 1);
 
-	if (inode->resv_state != RESV_TRACK || inode->resv_end <= from)
+	if (inode->resv_state != RESV_TRACK)
 		return;
-	fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, from,
-		  inode->resv_end - from);
-	inode->resv_end = isize;
+	if (inode->resv_max > from)
+		fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+			  from, inode->resv_max - from);
+	if (inode->resv_max > size)
+		inode->resv_max = size;
+	if (inode->resv_end > size)
+		inode->resv_end = size;
 	if (inode->resv_start > inode->resv_end)
 		inode->resv_start = inode->resv_end;
 }
@@ -143,8 +157,8 @@ static bool resv_trim_others(struct wtio_inode *self)
 		    pthread_rwlock_trywrlock(&inode->i_rwsem))
 			continue;
 		if (inode->resv_state == RESV_TRACK &&
-		    inode->resv_end > wtio_inode_size(inode)) {
-			resv_punch_past_eof(inode);
+		    inode->resv_max > wtio_inode_size(inode)) {
+			resv_punch_past(inode, wtio_inode_size(inode));
 			any = true;
 		}
 		pthread_rwlock_unlock(&inode->i_rwsem);
@@ -201,6 +215,8 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	}
 
 	/* Remember what is known allocated now: [cur, got). */
+	if (got > inode->resv_max)
+		inode->resv_max = got;
 	if (got > cur) {
 		if (cur >= inode->resv_start && cur <= inode->resv_end) {
 			if (got > inode->resv_end)
@@ -210,8 +226,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			if (got > inode->resv_end)
 				inode->resv_end = got;
 		} else if (got > inode->resv_end) {
-			/* A new region further on (a writer that moved on):
-			 * the end stays the highest byte we allocated. */
+			/* A new region further on (a writer that moved on). */
 			inode->resv_start = cur;
 			inode->resv_end = got;
 		}
@@ -232,15 +247,10 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size)
 {
-	if (inode->resv_state != RESV_TRACK)
-		return;
-	if (inode->resv_end > size)
-		inode->resv_end = size;
-	if (inode->resv_start > inode->resv_end)
-		inode->resv_start = inode->resv_end;
+	resv_punch_past(inode, size);
 }
 
 void wtio_reserve_release(struct wtio_inode *inode)
 {
-	resv_punch_past_eof(inode);
+	resv_punch_past(inode, wtio_inode_size(inode));
 }

@@ -26,8 +26,9 @@ struct wtio_inode;
  */
 ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			   bool ahead);
-/* The backing file was cut (or set) to size: blocks past it may be gone.
- * Caller holds i_rwsem (shared is enough with inode->extend_lock). */
+/* The backing file was set to size, and nothing lies past it: give back
+ * what was reserved there. Caller holds i_rwsem (shared is enough with
+ * inode->extend_lock). */
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size);
 /* Give back what was reserved past the end of file (last close). */
 void wtio_reserve_release(struct wtio_inode *inode);

@@ -232,10 +232,10 @@ struct wtio_inode {
 	uint32_t blocks_per_folio;
 
 	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
-	 * to be allocated on disk; resv_state 0 not looked yet, 1 tracked,
-	 * -1 no fallocate here. Under i_rwsem exclusive, or shared with
-	 * extend_lock. */
-	int64_t resv_start, resv_end;
+	 * to be allocated on disk, nothing we allocated lies past resv_max;
+	 * resv_state 0 not looked yet, 1 tracked, -1 no fallocate here.
+	 * Under i_rwsem exclusive, or shared with extend_lock. */
+	int64_t resv_start, resv_end, resv_max;
 	int resv_state;
 
 	pthread_mutex_t i_pages_lock;
@@ -431,6 +431,10 @@ void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
 /* Referenced folios of the inode with index >= first (malloc'd array). */
 struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
 				       uint64_t first, uint64_t *nr);
+/* Pin the inode for a completion that will run after its folios left
+ * writeback; put is the completion's last touch of the inode. */
+void wtio_inode_io_get(struct wtio_inode *inode);
+void wtio_inode_io_put(struct wtio_inode *inode);
 /* Close the backing descriptor and free an inode nobody uses. */
 void wtio_inode_free(struct wtio_inode *inode);
 /* Drop every folio of the inode (close, crash). Clean or not. */
@@ -465,10 +469,6 @@ int wtio_write_prepare_blocks(struct wtio_inode *inode,
 			      uint32_t to, int64_t isize, bool nowait);
 
 /* ---- api.c ---- */
-/* Pin the inode for a completion that will run after its folios left
- * writeback; put is the completion's last touch of the inode. */
-void wtio_inode_io_get(struct wtio_inode *inode);
-void wtio_inode_io_put(struct wtio_inode *inode);
 /* A checked write, dispatched on its mode flags. */
 ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
 			int iovcnt, off_t off, unsigned int flags);
