@@ -8,7 +8,7 @@
 # every mode, on XFS (tests/shim/shim_raw.c).
 . "$(dirname "$0")/shim-ioctl-xfs.sh"
 
-cases=${SHIM_CASES:-"read write size truncate fallocate copy sync open handle dup mmap libaio posix-aio exit fork"}
+cases=${SHIM_CASES:-"read write size truncate fallocate copy sync open handle dup mmap libaio posix-aio exit fork aliases"}
 skipped=
 for mode in ${ONLY_MODES:-$MODES}; do
 	# the rings pass every file through for the rest of the process:

@@ -849,6 +849,44 @@ static void c_exit(void)
 	printf("ok: %s\n", cur);
 }
 
+/* ---- glibc's public second names (libc.so.6 exports them) ---- */
+extern ssize_t __read(int, void *, size_t);
+extern ssize_t __write(int, const void *, size_t);
+extern ssize_t __pread64(int, void *, size_t, off_t);
+extern ssize_t __pwrite64(int, const void *, size_t, off_t);
+extern off_t __lseek(int, off_t, int);
+extern int __close(int);
+extern int __open64(const char *, int, ...);
+
+static void c_aliases(void)
+{
+	int fd = mkfile("l", 35), fd2;
+
+	cur = "libc-aliases";
+	CHECK(fd >= 0, "mkfile");
+	memset(got, 0, sizeof(got));
+	CHECK(__pread64(fd, got, sizeof(got), 0) == FSZ && !memcmp(got, pa, FSZ),
+	      "__pread64: stale data");
+	CHECK(__lseek(fd, 0, SEEK_END) == FSZ, "__lseek SEEK_END");
+	fill(pb, 400, 36);
+	CHECK(__write(fd, pb, 400) == 400, "__write");
+	memcpy(pa + FSZ, pb, 400);
+	CHECK(libc_size(fd) == FSZ + 400 && libc_equals(fd, pa, FSZ + 400, 0),
+	      "data after __write");
+	CHECK(__pwrite64(fd, pb, 100, 7) == 100, "__pwrite64");
+	memcpy(pa + 7, pb, 100);
+	CHECK(libc_equals(fd, pa, FSZ + 400, 0), "data after __pwrite64");
+	fd2 = __open64(fpath("l"), O_RDWR);
+	CHECK(fd2 >= 0, "__open64");
+	memset(got, 0, sizeof(got));
+	CHECK(__read(fd2, got, sizeof(got)) == FSZ + 400 &&
+	      !memcmp(got, pa, FSZ + 400), "__read on an __open64 fd: stale data");
+	CHECK(__close(fd2) == 0 && __close(fd) == 0, "__close");
+	CHECK(kread_path(fpath("l"), got, sizeof(got)) == FSZ + 400 &&
+	      !memcmp(got, pa, FSZ + 400), "file after __close");
+	printf("ok: %s\n", cur);
+}
+
 /* ---- a raw fork: the child sees what the parent wrote ---- */
 static void c_fork(void)
 {
@@ -962,7 +1000,7 @@ int main(int argc, char **argv)
 		{ "sync", c_sync }, { "open", c_open }, { "handle", c_handle },
 		{ "dup", c_dup }, { "mmap", c_mmap }, { "libaio", c_libaio },
 		{ "posix-aio", c_posix_aio }, { "exit", c_exit },
-		{ "fork", c_fork },
+		{ "fork", c_fork }, { "aliases", c_aliases },
 		{ "fionread", c_fionread }, { "fiemap", c_fiemap },
 		{ "unknown-ioctl", c_unknown_ioctl },
 		{ "clone", c_clone }, { "dedupe", c_dedupe },
