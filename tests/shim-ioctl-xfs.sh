@@ -4,6 +4,10 @@
 # mounted in a private mount namespace (so that no mount outlives the
 # test), then tests/shim-lib.sh with its served directory on it.
 # Exit 77 with a reason where that cannot be done here.
+case "${B_SANITIZE:-none}" in
+none|"") ;;
+*) . "$(dirname "$0")/shim-lib.sh" ;;	# skips, with its reason
+esac
 if [ -z "${SHIM_XFS_NS:-}" ]; then
 	[ "$(id -u)" = 0 ] || { echo "SKIP: not root: cannot mount an XFS image"; exit 77; }
 	command -v unshare >/dev/null || { echo "SKIP: unshare (util-linux) missing"; exit 77; }
