@@ -6,6 +6,7 @@
 # XFS with reflink: once without the shim (the exerciser's own check),
 # then under wtio-run in every mode with several seeds; every read is
 # checked against the model, and the file after exit equals it.
+# A manual run can be narrowed: ONLY_MODES="writeback", SHIM_FSX_OPS=2000.
 . "$(dirname "$0")/shim-ioctl-xfs.sh"
 
 fsx=$SHIM_BIN/shim_fsx

@@ -5,6 +5,7 @@
 # UNRESVSP64, RESVSP64) and an unknown request, each checked for coherent
 # data and size, under wtio-run in every mode, on XFS with reflink
 # (tests/shim/shim_raw.c).
+# A manual run can be narrowed: ONLY_MODES="writeback", SHIM_CASES="clone".
 . "$(dirname "$0")/shim-ioctl-xfs.sh"
 
 cases=${SHIM_CASES:-"fionread fiemap unknown-ioctl clone dedupe xfs-space"}
