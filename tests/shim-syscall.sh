@@ -6,7 +6,7 @@
 # exit_group, fork), libaio's io_submit, POSIX AIO and io_uring rings (raw setup
 # and liburing), each checked for coherent data and size, under wtio-run in
 # every mode, on XFS (tests/shim/shim_raw.c).
-# A manual run can be narrowed: ONLY_MODES="writeback", SHIM_CASES="clone".
+# A manual run can be narrowed: ONLY_MODES="writeback", SHIM_CASES="copy".
 . "$(dirname "$0")/shim-ioctl-xfs.sh"
 
 cases=${SHIM_CASES:-"read write size truncate fallocate copy sync open handle dup mmap libaio posix-aio exit fork aliases"}
