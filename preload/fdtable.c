@@ -225,25 +225,41 @@ static struct shim_inode *inode_find(dev_t dev, ino_t inum)
  * an O_RDWR description of the file, if it is the only open of the file
  * (a lease test: then the process holds no record lock on it that the
  * implicit close could drop). The program's O_WRONLY stays in o->oflags
- * (wtio refuses reads on the handle). 0, or -1: pass through.
+ * (wtio refuses reads on the handle). 0, or -errno: pass through.
  */
 static int upgrade_rdwr(int fd, int oflags, const char *pp)
 {
-	int nfd, keep = oflags & (O_APPEND | O_NONBLOCK | O_DSYNC | O_SYNC |
-				  O_NOATIME | O_LARGEFILE);
+	int nfd, err, keep = oflags & (O_APPEND | O_NONBLOCK | O_DSYNC |
+					 O_SYNC | O_NOATIME | O_LARGEFILE);
 
-	if (shim_lease_take(fd) < 0)
-		return -1;
+	err = shim_lease_take(fd);
+	if (err < 0)
+		return err;
 	shim_lease_drop(fd);
 	nfd = real.open(pp, O_RDWR | O_NOCTTY | O_CLOEXEC | keep);
 	if (nfd < 0)
-		return -1;
+		return -errno;
 	if (real.dup3(nfd, fd, (oflags & O_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
+		err = -errno;
 		real.close(nfd);
-		return -1;
+		return err;
 	}
 	real.close(nfd);
 	return 0;
+}
+
+static const char *lease_why(int err)
+{
+	switch (err) {
+	case -EAGAIN:
+		return "the file is open elsewhere (or again in this process)";
+	case -EACCES:
+		return "not the file's owner";
+	case -EINVAL:
+		return "no leases here (filesystem, or fs.leases-enable = 0)";
+	default:
+		return "no write lease";
+	}
 }
 
 void shim_adopt(int fd, int oflags)
@@ -301,18 +317,12 @@ void shim_adopt(int fd, int oflags)
 	}
 	/* No shim lock is held from here to the registration: the opens
 	 * below would wait for this process's own lease thread. */
-	if (acc == O_WRONLY) {
-		if (upgrade_rdwr(fd, oflags, pp) < 0) {
-			shim_debug("%s: write-only and not the only open of it; passing through",
-				   path);
-			goto passthrough;
-		}
-	}
-	ret = shim_lease_take(fd);
+	ret = acc == O_WRONLY ? upgrade_rdwr(fd, oflags, pp) : 0;
+	if (ret == 0)
+		ret = shim_lease_take(fd);
 	if (ret < 0) {
 		shim_debug("%s: no write lease (%s): %s; passing through", path,
-			   strerror(-ret), ret == -EAGAIN ?
-			   "the file is open elsewhere" : "not the file's owner, or leases off");
+			   strerror(-ret), lease_why(ret));
 		goto passthrough;
 	}
 	lfd = real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
