@@ -936,6 +936,73 @@ out:
 	finish();
 }
 
+/* The largest offset lseek accepts on fd (the filesystem's s_maxbytes),
+ * capped at 2^62 as the library caps it (file.c, WTIO_MAX_FILE_SIZE). */
+static int64_t max_offset(int fd)
+{
+	int64_t lo = 0, hi = (int64_t)1 << 62;
+
+	if (lseek(fd, hi, SEEK_SET) == hi)
+		return hi;
+
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (lseek(fd, mid, SEEK_SET) == mid)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* A vectored write of 12 segments that runs past the filesystem's size
+ * limit is cut to the segments below it (a copy of the iovec array when
+ * more than 8 remain). */
+static void sc_writev_limit(const struct scen *sc)
+{
+	struct iovec iov[12];
+	int64_t max, off;
+	ssize_t r;
+	int fd, i;
+
+	mk_ctx(sc);
+	open_file(true);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	max = max_offset(fd);
+	close(fd);
+	off = max - 950;	/* 10 segments of 100 bytes fit */
+	for (i = 0; i < 12; i++) {
+		iov[i].iov_base = buf + i * 100;
+		iov[i].iov_len = 100;
+	}
+	fill(1, (uint64_t)off, 1200);
+	arm(cur_n);
+	r = wtio_pwritev(file, iov, 12, (off_t)off, 0);
+	disarm();
+	note_call("pwritev(12x100@%lld)=%zd", (long long)off, r);
+	if (r == 950) {
+		nr_calls_ok++;
+		if (wtio_pread(file, rbuf, 950, (off_t)off, 0) != 950 ||
+		    memcmp(rbuf, buf, 950))
+			failf("the cut vectored write does not read back");
+	} else {
+		nr_calls_failed++;
+		if (r != -ENOMEM)
+			failf("pwritev past the size limit returned %zd, want "
+			      "950 or -ENOMEM", r);
+		if (wtio_file_size(file) != 0)
+			failf("a failed pwritev moved the size to %lld",
+			      (long long)wtio_file_size(file));
+	}
+	CHECK_OK(wtio_ftruncate(file, 0));
+	if (wtio_close(file))
+		failf("close after the cut write failed");
+	file = NULL;
+	finish();
+}
+
 static void sc_open(const struct scen *sc)
 {
 	struct wtio_file *f2 = NULL;
@@ -995,6 +1062,7 @@ static const struct scen scens[] = {
 	{ .name = "truncate", .run = sc_truncate },
 	{ .name = "close", .run = sc_close },
 	{ .name = "queue", .run = sc_queue },
+	{ .name = "writev_limit", .run = sc_writev_limit },
 	{ .name = "open", .run = sc_open },
 	{ .name = "ctx_create", .run = sc_ctx },
 };
