@@ -284,6 +284,27 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 
 /* ---- ioend completion ---- */
 
+/*
+ * A write-through I/O that ran out of space, carrying only its writer's
+ * blocks (none given back dirty): the writer gets the error and its
+ * write is undone, so fsync has nothing of it to report. The kernel's
+ * write-through allocates before its I/O, so a full disk fails that
+ * write and never a later fsync (a database treats a failed fsync as
+ * fatal, a failed write as an ordinary error).
+ */
+static bool ioend_space_error_is_writers(const struct wtio_ioend *ioend,
+					 int error)
+{
+	int i;
+
+	if (error != -ENOSPC && error != -EDQUOT)
+		return false;
+	for (i = 0; i < ioend->io_nr_vecs; i++)
+		if (ioend->io_redirty[i])
+			return false;
+	return true;
+}
+
 static void ioend_finish(struct wtio_ioend *ioend, int error)
 {
 	struct wtio_inode *inode = ioend->io_inode;
@@ -292,7 +313,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	int i;
 
 	if (error) {
-		wtio_inode_record_error(inode, error);
+		if (!ioend_space_error_is_writers(ioend, error))
+			wtio_inode_record_error(inode, error);
 		wtio_stat_add(ctx, wb_errors, 1);
 		if (wbc)
 			wtio_wbc_set_error(wbc, error);
