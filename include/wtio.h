@@ -82,8 +82,9 @@ struct wtio_config {
 	uint32_t writeback_interval_ms;
 	/* Largest single I/O wtio builds. Default 1 MiB. */
 	uint32_t max_io_size;
-	/* Largest sequential readahead window. Default 128 KiB; 0 after
-	 * wtio_config_init() turns readahead off only if
+	/* Largest sequential readahead window, at most cache_size / 4
+	 * (-EINVAL above). Default 128 KiB, or cache_size / 4 when that is
+	 * smaller; 0 after wtio_config_init() turns readahead off only if
 	 * WTIO_CONFIG_NO_READAHEAD is set in flags. */
 	uint32_t readahead_max;
 	/* One of enum wtio_backend. */

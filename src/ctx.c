@@ -83,6 +83,11 @@ static int config_check(struct wtio_config *c)
 		c->readahead_max = d.readahead_max;
 	if (c->flags & WTIO_CONFIG_NO_READAHEAD)
 		c->readahead_max = 0;
+	/* The default window fits any cache the minimum allows: a quarter
+	 * of a small cache (an explicit larger value stays an error). */
+	if (c->readahead_max == d.readahead_max &&
+	    c->readahead_max > c->cache_size / 4)
+		c->readahead_max = (uint32_t)(c->cache_size / 4);
 
 	if (!is_pow2(c->folio_size) || c->folio_size < WTIO_MIN_FOLIO_SIZE ||
 	    c->folio_size > WTIO_MAX_FOLIO_SIZE)

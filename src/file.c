@@ -113,6 +113,11 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
+	/* Blocks go to disk whole (read-modify-write at block_size, which
+	 * large folios make up to 16 KiB): a block crossing the filesystem's
+	 * limit could never be written back, so the limit wtio enforces is
+	 * the last whole block below it. */
+	inode->max_bytes &= ~(int64_t)(inode->block_size - 1);
 	pthread_rwlock_init(&inode->i_rwsem, NULL);
 	pthread_mutex_init(&inode->i_pages_lock, NULL);
 	pthread_mutex_init(&inode->dirty_lock, NULL);

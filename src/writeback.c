@@ -876,6 +876,15 @@ int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 				WB_SYNC : WB_ASYNC, 0, 0);
 	if (flags & WTIO_SYNC_RANGE_WAIT_AFTER)
 		wtio_wait_writeback_range(inode, off, end);
+	if (flags & (WTIO_SYNC_RANGE_WAIT_BEFORE | WTIO_SYNC_RANGE_WAIT_AFTER)) {
+		/* As Linux's file_fdatawait_range: an error it reports is
+		 * seen by this handle (errseq), so fsync does not report it
+		 * again, nor does a handle opened afterwards. */
+		int err = wtio_file_check_error(file);
+
+		if (!ret)
+			ret = err;
+	}
 	return ret;
 }
 

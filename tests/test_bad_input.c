@@ -168,6 +168,20 @@ int main(void)
 	cfg.cache_size = 15 * 4096;
 	cfg.readahead_max = 4096;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	/* The smallest cache the header allows works with the defaults (the
+	 * default readahead window shrinks to a quarter of it); an explicit
+	 * window larger than a quarter is an error. */
+	wtio_config_init(&cfg);
+	cfg.folio_size = 4096;
+	cfg.cache_size = 16 * 4096;
+	CHECK_OK(wtio_ctx_create(&cfg, &bad));
+	CHECK_OK(wtio_ctx_destroy(bad));
+	bad = NULL;
+	wtio_config_init(&cfg);
+	cfg.folio_size = 4096;
+	cfg.cache_size = 16 * 4096;
+	cfg.readahead_max = 8 * 4096;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
 	wtio_config_init(&cfg);
 	cfg.dirty_ratio = 91;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);

@@ -486,10 +486,17 @@ static void fault_writeback(struct fenv *e, int err, bool use_short)
 	}
 	add_rule(e, WTIO_FAULT_WRITE, t_rand_below(&e->r, 3),
 		 use_short ? 0 : err, use_short ? 512 : 0);
+	ret = 0;
 	if (t_rand_below(&e->r, 2))	/* sometimes the flusher meets it */
-		(void)wtio_sync_range(e->f, 0, 0, WTIO_SYNC_RANGE_WRITE |
+		ret = wtio_sync_range(e->f, 0, 0, WTIO_SYNC_RANGE_WRITE |
 				      WTIO_SYNC_RANGE_WAIT_AFTER);
-	ret = wtio_fsync(e->f);
+	/* sync_range's WAIT_AFTER reports a write-back error to its handle
+	 * as Linux's does (errseq: once); fsync then has it to report only
+	 * when sync_range did not. */
+	if (ret == 0)
+		ret = wtio_fsync(e->f);
+	else
+		CHECK_EQ(wtio_fsync(e->f), 0);
 	nr_ops++;
 	wtio_fault_clear_rules(e->fault);
 	if (use_short || wtio_fault_injected(e->fault) == before) {

@@ -19,20 +19,67 @@ static struct wtio_file *open_rw(struct wtio_ctx *ctx, const char *path)
 	return t_open(ctx, path, O_RDWR);
 }
 
-/* A write-back write whose write-back fails with EIO, reported by
- * sync_range (which, as sync_file_range, does not consume the error). */
+/* A write-back write whose write-back fails with EIO, started by
+ * sync_range WRITE alone, which (as sync_file_range without a WAIT flag)
+ * reports no error to any handle: nobody has seen it afterwards. */
 static void fail_writeback(struct wtio_fault *fault, struct wtio_file *f)
 {
 	struct wtio_fault_rule r = { .ops = WTIO_FAULT_WRITE, .count = 1,
 				     .error = EIO };
+	uint64_t before = wtio_fault_injected(fault);
+	/* A folio of its own each time: started writeback leaves a folio
+	 * whose write failed to fsync, so it would not retry an old one. */
+	static off_t next;
 	uint8_t buf[4096];
+	int ret, i;
 
 	memset(buf, 0x33, sizeof(buf));
-	CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), 0, 0), sizeof(buf));
+	CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), next, 0), sizeof(buf));
+	next += sizeof(buf);
 	CHECK_OK(wtio_fault_add_rule(fault, &r));
-	CHECK_EQ(wtio_sync_range(f, 0, 0, WTIO_SYNC_RANGE_WRITE |
+	ret = wtio_sync_range(f, 0, 0, WTIO_SYNC_RANGE_WRITE);
+	CHECKF(ret == 0 || ret == -EIO, "sync_range WRITE: %d", ret);
+	for (i = 0; i < 5000 && wtio_fault_injected(fault) == before; i++)
+		usleep(1000);
+	CHECK(wtio_fault_injected(fault) == before + 1);
+	wtio_fault_clear_rules(fault);
+}
+
+/* sync_range with WAIT_AFTER reports the error it waited for and, as
+ * Linux's file_fdatawait_range, marks it seen by that handle only. */
+static void sync_range_sees(const char *path)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule r = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				     .error = EIO };
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *a, *b, *c;
+	uint8_t buf[4096];
+
+	CHECK(fault);
+	t_fault_config(&cfg, fault, 4096, 256);
+	ctx = t_ctx_create(&cfg);
+	a = open_rw(ctx, path);
+	b = open_rw(ctx, path);
+	memset(buf, 0x44, sizeof(buf));
+	CHECK_EQ(wtio_pwrite(a, buf, sizeof(buf), 0, 0), sizeof(buf));
+	CHECK_OK(wtio_fault_add_rule(fault, &r));
+	CHECK_EQ(wtio_sync_range(a, 0, 0, WTIO_SYNC_RANGE_WRITE |
 				 WTIO_SYNC_RANGE_WAIT_AFTER), -EIO);
 	wtio_fault_clear_rules(fault);
+	/* Linux: -EIO, then fsync(a) 0, fsync(b) -EIO, a later opener 0. */
+	CHECK_EQ(wtio_fsync(a), 0);
+	c = open_rw(ctx, path);
+	CHECK_EQ(wtio_fsync(b), -EIO);
+	CHECK_EQ(wtio_fsync(c), 0);
+	CHECK_OK(wtio_close(a));
+	CHECK_OK(wtio_close(b));
+	CHECK_OK(wtio_close(c));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	wtio_fault_destroy(fault);
+	printf("errseq: sync_range WAIT_AFTER reports the error once, to its "
+	       "handle only\n");
 }
 
 static void errseq_part(const char *path)
@@ -148,6 +195,7 @@ int main(void)
 	CHECK_OK(wtio_close(b));
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	errseq_part(path);
+	sync_range_sees(path);
 	unlink(link_path);
 	printf("two_handles: 20 cross-handle writes read back from the shared cache: PASS\n");
 	return T_EXIT_PASS;
