@@ -34,6 +34,22 @@
  * truncate of a file whose data is still in the cache grows the backing
  * file.)
  *
+ * Shared extents (reflinks, XFS): an O_DIRECT overwrite of a block shared
+ * with another file needs a new copy-on-write block at write-back, where
+ * the kernel's own buffered write reserves it when it accepts the write.
+ * They count as allocated above (SEEK_HOLE, fallocate), so without more a
+ * nearly full filesystem accepts every overwrite and fails the
+ * write-back. So at the first write a FIEMAP pass notes the file's shared
+ * ranges (FIEMAP_EXTENT_SHARED; none: no map, and the file pays nothing
+ * per write), and a write-back write over one first makes its blocks
+ * private: FALLOC_FL_UNSHARE_RANGE, which allocates the copies and fails
+ * with ENOSPC when they do not fit (then the short count or -ENOSPC, as
+ * for holes). What was unshared leaves the map: no second call. The map
+ * is what the file shared when wtio first wrote it: a reflink made later
+ * by another program while wtio has the file open is not seen (the shim's
+ * lease breaks; a clone through the shim reopens the cache, which probes
+ * again).
+ *
  * A filesystem without fallocate (EOPNOTSUPP) turns this off for the
  * inode: writes are accepted as before and ENOSPC shows at write-back.
  * The range fields are under i_rwsem held exclusive, or shared together
@@ -42,6 +58,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "reserve.h"
@@ -54,6 +75,18 @@
 #define RESV_AHEAD_MIN	((int64_t)1 << 20)
 #define RESV_AHEAD_MAX	((int64_t)64 << 20)
 
+#ifndef FALLOC_FL_UNSHARE_RANGE
+#define FALLOC_FL_UNSHARE_RANGE	0x40
+#endif
+
+/* Shared ranges not yet made private: sorted, disjoint, block-rounded. */
+struct wtio_resv_cow {
+	size_t n, cap;
+	struct resv_range {
+		int64_t start, end;
+	} *r;
+};
+
 /* Reservation granule: the filesystem block, at least our block. */
 static int64_t resv_unit(const struct wtio_inode *inode)
 {
@@ -64,20 +97,28 @@ static int64_t resv_unit(const struct wtio_inode *inode)
 	return u;
 }
 
-static int resv_falloc(struct wtio_inode *inode, int64_t off, int64_t len)
+static int resv_falloc_mode(struct wtio_inode *inode, int mode, int64_t off,
+			    int64_t len)
 {
 	if (len <= 0)
 		return 0;
-	while (fallocate(inode->fd, FALLOC_FL_KEEP_SIZE, off, len) != 0)
+	while (fallocate(inode->fd, mode, off, len) != 0)
 		if (errno != EINTR)
 			return -errno;
 	return 0;
+}
+
+static int resv_falloc(struct wtio_inode *inode, int64_t off, int64_t len)
+{
+	return resv_falloc_mode(inode, FALLOC_FL_KEEP_SIZE, off, len);
 }
 
 static bool resv_nospace(int err)
 {
 	return err == -ENOSPC || err == -EDQUOT;
 }
+
+static void resv_cow_probe(struct wtio_inode *inode);
 
 /* First write: what the file already has allocated from offset 0. */
 static void resv_init(struct wtio_inode *inode)
@@ -88,12 +129,13 @@ static void resv_init(struct wtio_inode *inode)
 	inode->resv_end = hole > 0 ? hole : 0;
 	inode->resv_max = inode->resv_end;
 	inode->resv_state = RESV_TRACK;
+	resv_cow_probe(inode);
 }
 
 /* Allocate as much of [cur, end) as fits, from cur on; returns where the
  * allocated part ends and sets *err when that is short of end. */
-static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
-			int *err)
+static int64_t resv_fit_mode(struct wtio_inode *inode, int mode, int64_t cur,
+			     int64_t end, int *err)
 {
 	int64_t u = resv_unit(inode);
 	int64_t step = end - cur;
@@ -101,7 +143,7 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 
 	*err = 0;
 	while (cur < end) {
-		ret = resv_falloc(inode, cur, step);
+		ret = resv_falloc_mode(inode, mode, cur, step);
 		if (!ret) {
 			cur += step;
 			step = end - cur;
@@ -114,6 +156,12 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 		step = (step / 2 + u - 1) & ~(u - 1);
 	}
 	return cur;
+}
+
+static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
+			int *err)
+{
+	return resv_fit_mode(inode, FALLOC_FL_KEEP_SIZE, cur, end, err);
 }
 
 /*
@@ -167,6 +215,197 @@ static bool resv_trim_others(struct wtio_inode *self)
 	return any;
 }
 
+static void resv_cow_free(struct wtio_inode *inode)
+{
+	struct wtio_resv_cow *cow = inode->resv_cow;
+
+	if (!cow)
+		return;
+	free(cow->r);
+	free(cow);
+	inode->resv_cow = NULL;
+}
+
+/* Room for one more range in the map. */
+static bool resv_cow_room(struct wtio_resv_cow *cow)
+{
+	size_t cap = cow->cap ? cow->cap * 2 : 8;
+	struct resv_range *r;
+
+	if (cow->n < cow->cap)
+		return true;
+	r = realloc(cow->r, cap * sizeof(*r));
+	if (!r)
+		return false;
+	cow->r = r;
+	cow->cap = cap;
+	return true;
+}
+
+/* Note [start, end) as shared (FIEMAP reports in file order, so appending
+ * and merging with the last range keeps the map sorted). Out of memory:
+ * the range is forgotten, and its overwrite behaves as before. */
+static void resv_cow_add(struct wtio_inode *inode, int64_t start, int64_t end)
+{
+	struct wtio_resv_cow *cow = inode->resv_cow;
+	int64_t u = resv_unit(inode);
+
+	start &= ~(u - 1);
+	end = (end + u - 1) & ~(u - 1);
+	if (end <= start)
+		return;
+	if (!cow) {
+		cow = calloc(1, sizeof(*cow));
+		if (!cow)
+			return;
+		inode->resv_cow = cow;
+	}
+	if (cow->n && cow->r[cow->n - 1].end >= start) {
+		if (end > cow->r[cow->n - 1].end)
+			cow->r[cow->n - 1].end = end;
+		return;
+	}
+	if (!resv_cow_room(cow))
+		return;
+	cow->r[cow->n].start = start;
+	cow->r[cow->n].end = end;
+	cow->n++;
+}
+
+/* First write: which ranges of the file share their blocks with another
+ * file (a reflink copy, or its source). One FIEMAP call per 64 extents;
+ * a filesystem without FIEMAP, or without sharing, leaves no map. */
+static void resv_cow_probe(struct wtio_inode *inode)
+{
+	union {
+		struct fiemap fm;
+		char buf[sizeof(struct fiemap) +
+			 64 * sizeof(struct fiemap_extent)];
+	} u;
+	struct fiemap *fm = &u.fm;
+	uint64_t start = 0;
+	uint32_t i;
+
+	for (;;) {
+		struct fiemap_extent *e;
+
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_extent_count = 64;
+		if (ioctl(inode->fd, FS_IOC_FIEMAP, fm) != 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		if (!fm->fm_mapped_extents)
+			return;
+		for (i = 0; i < fm->fm_mapped_extents; i++) {
+			e = &fm->fm_extents[i];
+			if (e->fe_flags & FIEMAP_EXTENT_SHARED)
+				resv_cow_add(inode, (int64_t)e->fe_logical,
+					     (int64_t)(e->fe_logical +
+						       e->fe_length));
+		}
+		e = &fm->fm_extents[fm->fm_mapped_extents - 1];
+		if ((e->fe_flags & FIEMAP_EXTENT_LAST) ||
+		    e->fe_logical + e->fe_length <= start)
+			return;
+		start = e->fe_logical + e->fe_length;
+	}
+}
+
+/* The first range of the map that ends past off. */
+static size_t resv_cow_find(const struct wtio_resv_cow *cow, int64_t off)
+{
+	size_t lo = 0, hi = cow->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cow->r[mid].end <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* [s, e), inside range i, is private now: out of the map. */
+static void resv_cow_remove(struct wtio_inode *inode, size_t i, int64_t s,
+			    int64_t e)
+{
+	struct wtio_resv_cow *cow = inode->resv_cow;
+	struct resv_range *r = &cow->r[i];
+
+	if (s <= r->start && e >= r->end) {
+		memmove(r, r + 1, (cow->n - i - 1) * sizeof(*r));
+		cow->n--;
+	} else if (s <= r->start) {
+		r->start = e;
+	} else if (e >= r->end) {
+		r->end = s;
+	} else if (resv_cow_room(cow)) {
+		/* A hole in the middle: split. */
+		r = &cow->r[i];
+		memmove(r + 2, r + 1, (cow->n - i - 1) * sizeof(*r));
+		r[1].start = e;
+		r[1].end = r->end;
+		r->end = s;
+		cow->n++;
+	}
+	/* else out of memory: the range stays, and is unshared again (a
+	 * no-op for the kernel) at its next write. */
+	if (!cow->n)
+		resv_cow_free(inode);
+}
+
+/*
+ * Make the shared blocks under [a, b) private before the write is
+ * accepted. Returns the end of the part from a that holds no shared block
+ * now (b, or less with *err set when the copies did not fit).
+ */
+static int64_t resv_unshare(struct wtio_inode *inode, int64_t a, int64_t b,
+			    int *err)
+{
+	int64_t cur = a;
+
+	*err = 0;
+	while (inode->resv_cow) {
+		struct wtio_resv_cow *cow = inode->resv_cow;
+		size_t i = resv_cow_find(cow, cur);
+		int64_t s, e, got;
+
+		if (i == cow->n || cow->r[i].start >= b)
+			break;
+		s = cow->r[i].start > cur ? cow->r[i].start : cur;
+		e = cow->r[i].end < b ? cow->r[i].end : b;
+		got = resv_fit_mode(inode, FALLOC_FL_UNSHARE_RANGE, s, e, err);
+		if (got < e && resv_nospace(*err) && resv_trim_others(inode))
+			got = resv_fit_mode(inode, FALLOC_FL_UNSHARE_RANGE,
+					    got, e, err);
+		if (*err == -EOPNOTSUPP || *err == -ENOSYS ||
+		    *err == -EINVAL) {
+			/* No unsharing here: as before, the overwrite's
+			 * space shows at write-back. */
+			resv_cow_free(inode);
+			*err = 0;
+			break;
+		}
+		if (got > s)
+			resv_cow_remove(inode, i, s, got);
+		if (got < e) {
+			if (resv_nospace(*err))
+				return got;
+			/* EIO and the like: the write goes on as it would
+			 * have, and its write-back reports. */
+			*err = 0;
+		}
+		cur = e;
+	}
+	return b;
+}
+
 ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			   bool ahead)
 {
@@ -180,6 +419,16 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	u = resv_unit(inode);
 	a = off & ~(u - 1);
 	b = (off + (int64_t)len + u - 1) & ~(u - 1);
+	/* Shared blocks under the write get private copies first. */
+	if (inode->resv_cow) {
+		got = resv_unshare(inode, a, b, &err);
+		if (got < b) {
+			if (got <= off)
+				return err;
+			len = (size_t)(got - off);
+			b = got;
+		}
+	}
 	if (a >= inode->resv_start && b <= inode->resv_end)
 		return (ssize_t)len;
 
@@ -247,10 +496,24 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size)
 {
+	struct wtio_resv_cow *cow = inode->resv_cow;
+	int64_t u = resv_unit(inode);
+	int64_t from = (size + u - 1) & ~(u - 1);
+
 	resv_punch_past(inode, size);
+	/* Nothing is shared past the new end any more. */
+	if (cow) {
+		while (cow->n && cow->r[cow->n - 1].start >= from)
+			cow->n--;
+		if (cow->n && cow->r[cow->n - 1].end > from)
+			cow->r[cow->n - 1].end = from;
+		if (!cow->n)
+			resv_cow_free(inode);
+	}
 }
 
 void wtio_reserve_release(struct wtio_inode *inode)
 {
 	resv_punch_past(inode, wtio_inode_size(inode));
+	resv_cow_free(inode);
 }

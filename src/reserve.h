@@ -16,7 +16,9 @@
 struct wtio_inode;
 
 /*
- * Make sure the blocks under [off, off + len) are allocated on disk.
+ * Make sure the blocks under [off, off + len) are allocated on disk, and
+ * private to this file: blocks shared with a reflink copy are unshared
+ * (FALLOC_FL_UNSHARE_RANGE), since their overwrite needs new blocks.
  * Returns how many bytes from off are (len, or fewer when the filesystem
  * filled up part way), or -ENOSPC / -EDQUOT / -EFBIG when not one byte
  * fits. Where the filesystem cannot preallocate it returns len: the
@@ -30,7 +32,8 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
  * what was reserved there. Caller holds i_rwsem (shared is enough with
  * inode->extend_lock). */
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size);
-/* Give back what was reserved past the end of file (last close). */
+/* Give back what was reserved past the end of file, and forget the
+ * shared ranges (last close). */
 void wtio_reserve_release(struct wtio_inode *inode);
 
 #endif /* WTIO_RESERVE_H */

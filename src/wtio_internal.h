@@ -237,6 +237,8 @@ struct wtio_inode {
 	 * Under i_rwsem exclusive, or shared with extend_lock. */
 	int64_t resv_start, resv_end, resv_max;
 	int resv_state;
+	/* Shared (reflinked) ranges not yet made private, NULL: none. */
+	struct wtio_resv_cow *resv_cow;
 
 	pthread_mutex_t i_pages_lock;
 	struct wtio_folio *pages;	/* every cached folio of the inode */
