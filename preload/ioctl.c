@@ -174,6 +174,26 @@ static int classify(unsigned long req)
 	return C_DEMOTE;
 }
 
+/* The source of a clone: written back first (the clone takes what is on
+ * disk), and its cache reopened, because after the clone its blocks are
+ * shared: a fresh wtio inode looks for shared extents again at its first
+ * write and unshares before it accepts an overwrite (src/reserve.c);
+ * the one open before the clone would not. Done before the ioctl (a
+ * clone that then fails only cost a reopen); the new inode looks at its
+ * first write, after the clone, unless another thread of the program
+ * writes the source between the two (racing its own clone): then that
+ * overwrite's space shows at write-back again. */
+static void clone_source(int fd)
+{
+	struct shim_ofd *o;
+
+	if (shim_busy || !(o = fd_get(fd)))
+		return;
+	ofd_flush(o, false);
+	inode_around(o->inode, NULL, NULL, false);
+	ofd_put(o);
+}
+
 /* The descriptors an argument names, besides the ioctl's own fd, and
  * whether they are read (a source: flushed) or changed (demoted). */
 static void arg_fds(unsigned long req, unsigned long arg, int fd)
@@ -181,9 +201,9 @@ static void arg_fds(unsigned long req, unsigned long arg, int fd)
 	unsigned int type = _IOC_TYPE(req), nr = _IOC_NR(req);
 
 	if (req == FICLONE) {
-		shim_flush_fd((int)arg);
+		clone_source((int)arg);
 	} else if (req == FICLONERANGE && arg) {
-		shim_flush_fd((int)((struct file_clone_range *)arg)->src_fd);
+		clone_source((int)((struct file_clone_range *)arg)->src_fd);
 	} else if (req == FIDEDUPERANGE && arg) {
 		struct file_dedupe_range *d = (void *)arg;
 
