@@ -161,6 +161,7 @@ void wtio_inode_free(struct wtio_inode *inode)
 	pthread_mutex_destroy(&inode->wb_list_lock);
 	pthread_mutex_destroy(&inode->extend_lock);
 	pthread_cond_destroy(&inode->extend_cond);
+	wtio_reserve_free(inode);	/* also freed by wtio_ctx_crash */
 	free(inode);
 }
 

@@ -517,3 +517,8 @@ void wtio_reserve_release(struct wtio_inode *inode)
 	resv_punch_past(inode, wtio_inode_size(inode));
 	resv_cow_free(inode);
 }
+
+void wtio_reserve_free(struct wtio_inode *inode)
+{
+	resv_cow_free(inode);
+}

@@ -35,5 +35,7 @@ void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size);
 /* Give back what was reserved past the end of file, and forget the
  * shared ranges (last close). */
 void wtio_reserve_release(struct wtio_inode *inode);
+/* Free what the inode keeps for reservation (wtio_inode_free). */
+void wtio_reserve_free(struct wtio_inode *inode);
 
 #endif /* WTIO_RESERVE_H */
