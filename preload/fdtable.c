@@ -159,6 +159,7 @@ static int ofd_close_wf(struct shim_ofd *o)
 	ret = wtio_close(o->wf);
 	BUSY_LEAVE();
 	o->wf = NULL;
+	shim_times_restore(o);
 	return ret;
 }
 
@@ -397,6 +398,27 @@ passthrough:
 		if (real.fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
 			real.ftruncate(fd, 0);
 	}
+}
+
+struct shim_ofd *shim_inode_ofd(dev_t dev, ino_t inum)
+{
+	struct shim_inode *ino;
+	struct shim_ofd *o = NULL;
+
+	if (!atomic_load(&table_high))
+		return NULL;
+	pthread_mutex_lock(&reg_lock);
+	for (ino = inodes; ino; ino = ino->next)
+		if (ino->dev == dev && ino->ino == inum)
+			break;
+	if (ino && !ino->passthrough)
+		for (o = ino->ofds; o; o = o->inode_next)
+			if (o->wf) {
+				atomic_fetch_add(&o->refs, 1);
+				break;
+			}
+	pthread_mutex_unlock(&reg_lock);
+	return o;
 }
 
 bool shim_inode_size(dev_t dev, ino_t inum, off_t *size)

@@ -109,6 +109,8 @@ static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
 		}
 	}
 	BUSY_LEAVE();
+	if (write && r > 0)	/* the kernel moves the mtime: so do we */
+		atomic_store(&o->times_kept, false);
 	if (r > 0 && use_pos)
 		o->pos = off + r;
 	else if (r >= 0 && use_pos && append)

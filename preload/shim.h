@@ -160,6 +160,10 @@ struct shim_ofd {
 	off_t pos;
 	uint32_t block_size;		/* wtio's block: rounds its size */
 	struct shim_ofd *inode_next;
+	/* Times the program set (futimens) with nothing written since:
+	 * put back after wtio's last write-back of the file (times.c). */
+	_Atomic bool times_kept;
+	struct timespec times[2];
 };
 
 struct shim_ofd *fd_get(int fd);	/* referenced, or NULL */
@@ -174,6 +178,8 @@ int fd_table_size(void);
 void shim_adopt(int fd, int oflags);
 /* The served inode of (dev, ino), locked registry; size through wtio. */
 bool shim_inode_size(dev_t dev, ino_t ino, off_t *size);
+/* A served description of (dev, ino), referenced (ofd_put), or NULL. */
+struct shim_ofd *shim_inode_ofd(dev_t dev, ino_t ino);
 /* Flush the file's dirty data and make its backing size exact. */
 int ofd_flush(struct shim_ofd *o, bool durable);
 /* Close every wtio handle of the inode (writing everything back), run fn
@@ -199,6 +205,10 @@ int shim_demote_fd(int fd, const char *why);
 /* A served fd: write its file back (data and exact size), cache kept.
  * Returns wtio's result, 0 when fd is not served. */
 int shim_flush_fd(int fd);
+/* ---- times.c ---- */
+/* After wtio's last write to o's file: put back the times the program
+ * set, if it wrote nothing since (the kernel's write-back keeps them). */
+void shim_times_restore(struct shim_ofd *o);
 /* The program has an io_uring (caller: the return address of the call
  * that showed it, to tell libwtio's own rings apart; NULL: the program's):
  * every file passes through from now on. */

@@ -74,6 +74,12 @@ SHIM_API void sync(void)
 
 SHIM_API int ftruncate(int fd, off_t len)
 {
+	struct shim_ofd *o = shim_busy ? NULL : fd_get(fd);
+
+	if (o) {	/* a truncate moves the mtime, as a write does */
+		atomic_store(&o->times_kept, false);
+		ofd_put(o);
+	}
 	WITH_WF(fd, wtio_ftruncate(wf, len));
 	return real.ftruncate(fd, len);
 }

@@ -225,6 +225,10 @@ SHIM_API long syscall(long n, ...)
 		return ftruncate(I(a0), a1);
 	case SYS_truncate:
 		return truncate(P(a0), a1);
+	case SYS_utimensat:
+		/* the kernel's NULL path is futimens (glibc's is EINVAL) */
+		return a1 ? utimensat(I(a0), P(a1), P(a2), I(a3)) :
+			    futimens(I(a0), P(a2));
 	case SYS_fsync:
 		return fsync(I(a0));
 	case SYS_fdatasync:

@@ -77,8 +77,16 @@ static inline int xl_umount(void)
 	int ret = XL_OK;
 
 	if (xl.mounted) {
+		int tries;
+
+		/* A file the test just closed can keep the mount busy for a
+		 * moment (an I/O completing in another thread, a lazy final
+		 * fput): a few tries before calling it busy. */
+		snprintf(cmd, sizeof(cmd), "umount '%s' 2>/dev/null", xl.mnt);
+		for (tries = 0; tries < 10 && xl_run(cmd) != 0; tries++)
+			usleep(200 * 1000);
 		snprintf(cmd, sizeof(cmd), "umount '%s'", xl.mnt);
-		if (xl_run(cmd) != 0) {
+		if (tries == 10 && xl_run(cmd) != 0) {
 			snprintf(cmd, sizeof(cmd), "umount -l '%s'", xl.mnt);
 			xl_run(cmd);
 			ret = xl_set(XL_FAIL, "umount %s failed (busy?)", xl.mnt);
