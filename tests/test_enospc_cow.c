@@ -59,37 +59,9 @@ int fallocate(int fd, int mode, off_t off, off_t len)
  * fstests. */
 static int small_xfs(void)
 {
-	char cmd[512];
-	int fd, ret;
+	int ret = xl_make_sized("/dev/shm", "cow", IMG_SIZE, "-m reflink=1");
 
-	ret = xl_check_env();
-	if (ret != XL_OK)
-		return ret;
-	xl_hooks();
-	snprintf(xl.dir, sizeof(xl.dir), "/dev/shm/wtio-cow-XXXXXX");
-	if (!mkdtemp(xl.dir)) {
-		xl.dir[0] = '\0';
-		return xl_set(XL_SKIP, "mkdtemp in /dev/shm: %s", strerror(errno));
-	}
-	snprintf(xl.img, sizeof(xl.img), "%s/xfs.img", xl.dir);
-	snprintf(xl.mnt, sizeof(xl.mnt), "%s/mnt", xl.dir);
-	if (mkdir(xl.mnt, 0755) != 0) {
-		xl.mnt[0] = '\0';
-		return xl_set(XL_FAIL, "mkdir: %s", strerror(errno));
-	}
-	fd = open(xl.img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, IMG_SIZE) != 0) {
-		if (fd >= 0)
-			close(fd);
-		return xl_set(XL_FAIL, "create %s: %s", xl.img, strerror(errno));
-	}
-	close(fd);
-	snprintf(cmd, sizeof(cmd),
-		 "TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 mkfs.xfs -f -q -m reflink=1 '%s'",
-		 xl.img);
-	if (xl_run(cmd) != 0)
-		return xl_set(XL_SKIP, "mkfs.xfs -m reflink=1 refuses a 128 MiB image");
-	return xl_mount_loop();
+	return ret != XL_OK ? ret : xl_mount_loop();
 }
 
 static int64_t fs_avail(void)

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -164,12 +165,16 @@ static inline int xl_check_env(void)
 }
 
 /*
- * Check the environment, then make a sparse 1 GiB image in a fresh
- * /tmp/wtio-<tag>-XXXXXX and run "mkfs.xfs -f -q <mkfs_opts>" on it
- * (e.g. "-d su=64k,sw=4").
+ * Check the environment, then make a sparse image of size bytes in a
+ * fresh <base>/wtio-<tag>-XXXXXX and run "mkfs.xfs -f -q <mkfs_opts>" on
+ * it. Under 300 MiB mkfs.xfs refuses unless it believes it runs under
+ * fstests (its TEST_DIR/TEST_DEV/QA_CHECK_FS bypass), which small images
+ * set; their refusal is a skip, a large image's a failure.
  */
-static inline int xl_make(const char *tag, const char *mkfs_opts)
+static inline int xl_make_sized(const char *base, const char *tag,
+				long long size, const char *mkfs_opts)
 {
+	bool small = size < (300LL << 20);
 	char cmd[512];
 	int fd, ret;
 
@@ -177,10 +182,12 @@ static inline int xl_make(const char *tag, const char *mkfs_opts)
 	if (ret != XL_OK)
 		return ret;
 	xl_hooks();
-	snprintf(xl.dir, sizeof(xl.dir), "/tmp/wtio-%s-XXXXXX", tag);
+	snprintf(xl.dir, sizeof(xl.dir), "%s/wtio-%s-XXXXXX", base, tag);
 	if (!mkdtemp(xl.dir)) {
+		ret = errno;
 		xl.dir[0] = '\0';
-		return xl_set(XL_FAIL, "mkdtemp: %s", strerror(errno));
+		return xl_set(small ? XL_SKIP : XL_FAIL, "mkdtemp in %s: %s",
+			      base, strerror(ret));
 	}
 	snprintf(xl.img, sizeof(xl.img), "%s/xfs.img", xl.dir);
 	snprintf(xl.mnt, sizeof(xl.mnt), "%s/mnt", xl.dir);
@@ -188,9 +195,8 @@ static inline int xl_make(const char *tag, const char *mkfs_opts)
 		xl.mnt[0] = '\0';
 		return xl_set(XL_FAIL, "mkdir mount point: %s", strerror(errno));
 	}
-	/* Sparse; XFS needs a 64 MiB log, so 300 MiB is not enough. */
 	fd = open(xl.img, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd < 0 || ftruncate(fd, 1024LL << 20) != 0) {
+	if (fd < 0 || ftruncate(fd, size) != 0) {
 		ret = errno;
 		if (fd >= 0)
 			close(fd);
@@ -198,11 +204,21 @@ static inline int xl_make(const char *tag, const char *mkfs_opts)
 			      strerror(ret));
 	}
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "mkfs.xfs -f -q %s '%s'", mkfs_opts,
-		 xl.img);
+	snprintf(cmd, sizeof(cmd), "%smkfs.xfs -f -q %s '%s'",
+		 small ? "TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 " : "",
+		 mkfs_opts, xl.img);
 	if (xl_run(cmd) != 0)
-		return xl_set(XL_FAIL, "mkfs.xfs %s failed", mkfs_opts);
+		return xl_set(small ? XL_SKIP : XL_FAIL,
+			      "mkfs.xfs %s refuses a %lld MiB image", mkfs_opts,
+			      size >> 20);
 	return XL_OK;
+}
+
+/* A sparse 1 GiB image in /tmp (XFS needs a 64 MiB log, so 300 MiB is
+ * not enough); mkfs_opts e.g. "-d su=64k,sw=4". */
+static inline int xl_make(const char *tag, const char *mkfs_opts)
+{
+	return xl_make_sized("/tmp", tag, 1024LL << 20, mkfs_opts);
 }
 
 /* Mount the image with "mount -o loop" (the loop device auto-clears). */
