@@ -34,3 +34,28 @@ fi
 export SHIM_TMPDIR=$XFS_DIR/mnt
 . "$(dirname "$0")/shim-lib.sh"
 trap 'rm -rf "$SHIM_TMP"; xfs_cleanup' EXIT
+
+# shim_raw_group MODE GROUP: run tests/shim/shim_raw.c's GROUP of cases
+# under the shim in MODE on the served XFS; fails unless the shim served
+# the files (and, outside the uring groups, no ring made it pass them
+# through); a part that could not run sets skipped=1.
+shim_raw_group() {
+	local mode=$1 grp=$2 out rc
+	rm -rf "${SERVED:?}"/*
+	# shellcheck disable=SC2086
+	out=$(run "$mode" --debug -- "$SHIM_BIN/shim_raw" "$SERVED" $grp 2>&1)
+	rc=$?
+	grep -v '^wtio-preload\[' <<<"$out" | sed "s/^/[$mode] /"
+	# the checks mean something only on files the shim served
+	grep -q "served by wtio" <<<"$out" || fail "shim_raw $grp ($mode): nothing was served"
+	case $grp in
+	uring-*) ;;
+	*) ! grep -q "uses io_uring" <<<"$out" ||
+		fail "shim_raw $grp ($mode): everything passed through (a ring was seen)" ;;
+	esac
+	case $rc in
+	0) ;;
+	77) skipped=1 ;;
+	*) fail "shim_raw $grp ($mode): exit $rc" ;;
+	esac
+}

@@ -12,23 +12,7 @@ cases=${SHIM_CASES:-"fionread fiemap unknown-ioctl clone dedupe xfs-space"}
 skipped=
 for mode in ${ONLY_MODES:-$MODES}; do
 	for grp in "$cases"; do
-		rm -rf "${SERVED:?}"/*
-		# shellcheck disable=SC2086
-		out=$(run "$mode" --debug -- "$SHIM_BIN/shim_raw" "$SERVED" $grp 2>&1)
-		rc=$?
-		grep -v '^wtio-preload\[' <<<"$out" | sed "s/^/[$mode] /"
-		# the checks mean something only on files the shim served
-		grep -q "served by wtio" <<<"$out" || fail "shim_raw $grp ($mode): nothing was served"
-		case $grp in
-		uring-*) ;;
-		*) ! grep -q "uses io_uring" <<<"$out" ||
-			fail "shim_raw $grp ($mode): everything passed through (a ring was seen)" ;;
-		esac
-		case $rc in
-		0) ;;
-		77) skipped=1 ;;
-		*) fail "shim_raw $grp ($mode): exit $rc" ;;
-		esac
+		shim_raw_group "$mode" "$grp"
 	done
 done
 [ -n "$skipped" ] && skip "a part could not run here (see 'skipped part' above)"
