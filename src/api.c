@@ -11,7 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wtio_internal.h"
+#include "api.h"
+#include "export.h"
+#include "ctx.h"
+#include "inode.h"
+#include "file.h"
+#include "read.h"
+#include "write.h"
+#include "sync.h"
 
 /* Flags whose behaviour this build implements. The others are defined in
  * the header so that programs can be written against them, and are

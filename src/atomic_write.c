@@ -21,7 +21,14 @@
 #include <string.h>
 
 #include "iov_iter.h"
-#include "wtio_internal.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "span.h"
+#include "inode.h"
+#include "size.h"
+#include "write.h"
+#include "writeback.h"
 
 /* Rounds of flushing before the range is given up as unsettleable: each
  * round writes what is dirty in it, and nothing can dirty it again while

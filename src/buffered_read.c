@@ -8,7 +8,13 @@
 #include <string.h>
 
 #include "iov_iter.h"
-#include "wtio_internal.h"
+#include "test_hooks.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "span.h"
+#include "inode.h"
+#include "read.h"
 
 /*
  * Read len bytes at off into the iovecs, resubmitting after short counts.

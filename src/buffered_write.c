@@ -9,7 +9,16 @@
 
 #include "iov_iter.h"
 #include "reserve.h"
-#include "wtio_internal.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "span.h"
+#include "inode.h"
+#include "size.h"
+#include "read.h"
+#include "write.h"
+#include "dirty.h"
+#include "writeback.h"
 
 /*
  * Make the partially written blocks of [from, to) uptodate before the

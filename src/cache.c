@@ -10,7 +10,13 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "wtio_internal.h"
+#include "cache.h"
+#include "test_hooks.h"
+#include "folio.h"
+#include "ctx.h"
+#include "inode.h"
+#include "dirty.h"
+#include "flush.h"
 
 #ifdef WTIO_TEST_HOOKS
 int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
@@ -155,6 +161,11 @@ static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
 	ctx->nr_free++;
 	pthread_mutex_unlock(&ctx->free_lock);
 	wtio_cache_wake_space(ctx);
+}
+
+void wtio_folio_get(struct wtio_folio *folio)
+{
+	atomic_fetch_add_explicit(&folio->refcount, 1, memory_order_relaxed);
 }
 
 void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio)

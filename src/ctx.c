@@ -8,15 +8,12 @@
 
 #include <wtio_fault.h>
 
-#include "wtio_internal.h"
-
-uint64_t wtio_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "ctx.h"
+#include "export.h"
+#include "folio.h"
+#include "cache.h"
+#include "inode.h"
+#include "flush.h"
 
 static uint64_t default_cache_size(void)
 {

@@ -11,7 +11,15 @@
 #include <unistd.h>
 
 #include "reserve.h"
-#include "wtio_internal.h"
+#include "file.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "inode.h"
+#include "size.h"
+#include "dirty.h"
+#include "flush.h"
+#include "writeback.h"
 
 #define WTIO_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_DSYNC | \
 			 O_SYNC | O_CLOEXEC | O_NOATIME | O_DIRECT | O_LARGEFILE)

@@ -15,7 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "wtio_internal.h"
+#include "folio.h"
+#include "inode.h"
 
 static void folio_futex_wait(struct wtio_folio *folio, uint32_t seen)
 {
@@ -152,11 +153,6 @@ void wtio_folio_wait_writeback(struct wtio_folio *folio)
 void wtio_folio_end_writeback(struct wtio_folio *folio)
 {
 	folio_clear_and_wake(folio, FOLIO_WRITEBACK);
-}
-
-void wtio_folio_get(struct wtio_folio *folio)
-{
-	atomic_fetch_add_explicit(&folio->refcount, 1, memory_order_relaxed);
 }
 
 uint64_t wtio_ifs_all(const struct wtio_inode *inode)

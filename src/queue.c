@@ -16,7 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "wtio_internal.h"
+#include "export.h"
+#include "ctx.h"
+#include "inode.h"
+#include "size.h"
+#include "read.h"
+#include "write.h"
+#include "api.h"
+#include "ioend.h"
 
 struct wtio_aio {
 	struct wtio_wb_ctl wbc;		/* first: done() gets a pointer to it */

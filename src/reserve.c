@@ -66,7 +66,8 @@
 #include <unistd.h>
 
 #include "reserve.h"
-#include "wtio_internal.h"
+#include "ctx.h"
+#include "inode.h"
 
 #define RESV_UNKNOWN	0
 #define RESV_TRACK	1

@@ -2,7 +2,7 @@
 /* version.c - run-time version checks and error text. */
 #include <string.h>
 
-#include "wtio_internal.h"
+#include "export.h"
 
 WTIO_EXPORT int wtio_version_major(void)
 {

@@ -16,7 +16,17 @@
 #include <string.h>
 #include <time.h>
 
-#include "wtio_internal.h"
+#include "writeback.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "clock.h"
+#include "inode.h"
+#include "size.h"
+#include "dirty.h"
+#include "flush.h"
+#include "ioend.h"
+#include "sync.h"
 
 /* Folios looked at per pass over an inode's dirty list: an array on the
  * stack, so that fsync and close cannot fail (or, worse, succeed without

@@ -23,7 +23,16 @@
 #include <unistd.h>
 
 #include "iov_iter.h"
-#include "wtio_internal.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "span.h"
+#include "inode.h"
+#include "size.h"
+#include "write.h"
+#include "dirty.h"
+#include "ioend.h"
+#include "writeback.h"
 
 /* Submit what this write has gathered and wait for it: done before
  * blocking on anything, so that no thread ever sleeps while holding

@@ -26,7 +26,8 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "wtio_internal.h"
+#include "folio.h"
+#include "test_hooks.h"
 
 #define NR_FILES 3
 #define FOLIOS_PER_FILE 48u

@@ -26,7 +26,8 @@
 
 #include "helpers.h"
 #include "wtio_fault.h"
-#include "wtio_internal.h"
+#include "inode.h"
+#include "sync.h"
 
 /* ---- failing allocations on this thread ---- */
 

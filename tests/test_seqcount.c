@@ -29,7 +29,8 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "wtio_internal.h"
+#include "folio.h"
+#include "test_hooks.h"
 
 #define FS 4096u
 #define NR_FOLIOS 4u

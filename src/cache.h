@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.h - the index of cached folios, their references, allocation
+ * and reclaim (cache.c).
+ */
+#ifndef WTIO_CACHE_H
+#define WTIO_CACHE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct wtio_ctx;
+struct wtio_folio;
+struct wtio_inode;
+
+/* The index: one hash table per context with striped locks, so many
+ * threads on one file do not contend on one lock. */
+struct wtio_index {
+	struct wtio_folio *_Atomic *buckets;
+	uint64_t mask;
+	pthread_mutex_t *locks;
+	uint64_t lock_mask;
+};
+
+int wtio_cache_init(struct wtio_ctx *ctx);
+void wtio_cache_exit(struct wtio_ctx *ctx);
+/* A reference keeps a folio where it is; the last put frees it. */
+void wtio_folio_get(struct wtio_folio *folio);
+void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio);
+/* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
+struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
+/* The folio cached at index, without lock or reference: only a hint, to
+ * be checked against the folio's seq (see struct wtio_folio). */
+struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index);
+/* Find or create; returns the folio referenced and LOCKED, its identity
+ * checked. *created says whether it is new (no block uptodate). With
+ * nowait, returns -EAGAIN instead of sleeping. */
+int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
+			  bool nowait, struct wtio_folio **foliop,
+			  bool *created);
+/* As wtio_folio_get_locked, and stable: not under writeback, so that a
+ * copy into it cannot race its I/O (-EAGAIN with nowait if it is). */
+int wtio_folio_get_stable(struct wtio_inode *inode, uint64_t index,
+			  bool nowait, struct wtio_folio **foliop);
+/* Create a new locked folio at index if absent and one can be had
+ * without waiting; NULL otherwise (readahead). */
+struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
+					 uint64_t index);
+/* Remove a locked, referenced, clean, not-under-writeback folio from the
+ * cache; the caller still holds its reference and lock. */
+void wtio_folio_remove(struct wtio_folio *folio);
+/* WTIO_DONTCACHE: drop a folio the caller holds one reference to, now
+ * that its I/O or copy is done, unless someone else uses it or it was
+ * dirtied again. Returns whether it left the cache. */
+bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio);
+/* Wake allocators waiting for space. */
+void wtio_cache_wake_space(struct wtio_ctx *ctx);
+uint64_t wtio_cache_nr_cached(struct wtio_ctx *ctx);
+
+#endif /* WTIO_CACHE_H */

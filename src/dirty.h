@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dirty.h - a folio's dirty and writeback state with its accounting,
+ * and the throttling of writers that dirty data (balance_dirty_pages).
+ */
+#ifndef WTIO_DIRTY_H
+#define WTIO_DIRTY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct wtio_ctx;
+struct wtio_folio;
+struct wtio_inode;
+
+/* The folio became dirty: account it, queue inode for the flushers.
+ * Folio locked. */
+void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio);
+/* Take a dirty folio off the dirty list (truncate); folio locked. */
+void wtio_folio_cancel_dirty(struct wtio_inode *inode,
+			     struct wtio_folio *folio);
+/* Throttle a writer that dirtied data (balance_dirty_pages). */
+int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
+/* Cache full of data whose write-back failed: drop it (the error stays
+ * recorded for fsync); returns how many folios left. */
+uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx);
+
+/* Set and end WRITEBACK with its accounting and the inode's list of
+ * folios under writeback (what fsync and sync_range wait for). */
+void wtio_folio_set_writeback(struct wtio_inode *inode,
+			      struct wtio_folio *folio);
+void wtio_folio_finish_writeback(struct wtio_inode *inode,
+				 struct wtio_folio *folio);
+/* Dirty (or write-through) folio, locked -> WRITEBACK: its dirty blocks
+ * become wb_blocks, owned by the I/O. */
+void wtio_folio_start_writeback(struct wtio_inode *inode,
+				struct wtio_folio *folio);
+
+#endif /* WTIO_DIRTY_H */

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inode.h - the cached file (inode) every open handle (file) of it
+ * shares: its size, its file lock, its error record, and the pins that
+ * keep it alive for completions still to run.
+ */
+#ifndef WTIO_INODE_H
+#define WTIO_INODE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "geometry.h"
+
+struct wtio_ctx;
+struct wtio_folio;
+struct wtio_resv_cow;
+
+struct wtio_inode {
+	struct wtio_ctx *ctx;
+	dev_t dev;
+	ino_t ino;
+	int fd;			/* O_DIRECT; writable when any handle is */
+	bool fd_writable;
+	int refs;		/* handles, under ctx->inodes_lock */
+	struct wtio_inode *next;	/* ctx->inodes */
+
+	/* The i_rwsem analogue: writes exclusive, reads shared. */
+	pthread_rwlock_t i_rwsem;
+	/* Size as wtio sees it; moves in the write path. */
+	_Atomic int64_t i_size;
+	/* The backing file was extended to this size ahead of appending
+	 * write-through writes (0: not); reset when the size is made exact. */
+	_Atomic int64_t size_ahead;
+	/*
+	 * Every change of the backing file's size goes through
+	 * wtio_inode_set_disk_size, which first waits out direct writes that
+	 * may move the file's end (those ending past disk_size_lb, a lower
+	 * bound of its size) and holds new ones at the gate while it runs.
+	 */
+	_Atomic int64_t disk_size_lb;
+	_Atomic int32_t nr_dio_extending;
+	_Atomic int32_t extend_gate;
+	pthread_mutex_t extend_lock;
+	pthread_cond_t extend_cond;
+
+	struct wtio_geometry geo;
+	uint32_t block_size;
+	uint32_t block_shift;
+	uint32_t blocks_per_folio;
+
+	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
+	 * to be allocated on disk, nothing we allocated lies past resv_max;
+	 * resv_state 0 not looked yet, 1 tracked, -1 no fallocate here.
+	 * Under i_rwsem exclusive, or shared with extend_lock. */
+	int64_t resv_start, resv_end, resv_max;
+	int resv_state;
+	/* Shared (reflinked) ranges not yet made private, NULL: none. */
+	struct wtio_resv_cow *resv_cow;
+
+	pthread_mutex_t i_pages_lock;
+	struct wtio_folio *pages;	/* every cached folio of the inode */
+	uint64_t nr_pages;
+
+	pthread_mutex_t dirty_lock;
+	struct wtio_folio *dirty_head, *dirty_tail; /* oldest first */
+	uint64_t nr_dirty;
+	_Atomic int64_t nr_writeback;
+	pthread_mutex_t wb_list_lock;
+	struct wtio_folio *wb_head;	/* folios under writeback */
+	uint64_t wb_seq;		/* writeback starts, under wb_list_lock */
+
+	/* On ctx's dirty-inode list (under ctx->wb_lock). */
+	bool wb_queued;
+	_Atomic bool wb_queued_hint;	/* wb_queued, readable without the lock */
+	int wb_busy;		/* flushers working on it, under wb_lock */
+	struct wtio_inode *wb_next;
+
+	/* Completions still to run that refer to the inode (ioends, queued
+	 * writes): the last close waits for them before freeing it, since
+	 * a completion goes on using the inode after its folios leave
+	 * writeback, which is all that close can see. */
+	int32_t io_refs;
+	pthread_mutex_t io_lock;
+	pthread_cond_t io_cond;
+
+	/* Every recorded error bumps err_seq (a plain count, for "did an
+	 * error happen meanwhile"); err_last is the latest errno. */
+	_Atomic uint64_t err_seq;
+	_Atomic int err_last;
+	/* What handles report, once each: the kernel's errseq_t (errno in
+	 * the low 12 bits, WTIO_ERRSEQ_SEEN, a counter above; see file.c). */
+	_Atomic uint64_t wb_err;
+
+	/* Largest size the backing file may have (the filesystem's
+	 * s_maxbytes for it, probed at open, capped at 2^62). */
+	int64_t max_bytes;
+	/* A failed extending write moved i_size back while it could not
+	 * clean up: cached blocks (and the backing file) past i_size may
+	 * hold its data. Cleared by wtio_inode_prepare_extend. */
+	_Atomic bool eof_stale;
+	/* Undo guard (size.h, wtio_inode_tail_*): the lowest start of an
+	 * extension that may still be undone, how many writes reached past
+	 * it, and how many extensions are in flight. */
+	_Atomic int64_t tail_guard;
+	_Atomic uint64_t tail_hits;
+	_Atomic int32_t tail_inflight;
+};
+
+#define WTIO_FILE_MAGIC 0x7774696f66696c65ull	/* "wtiofile" */
+#define WTIO_FILE_DEAD  0xdeadf11edeadf11eull
+
+struct wtio_file {
+	_Atomic uint64_t magic;
+	struct wtio_ctx *ctx;
+	struct wtio_inode *inode;
+	int oflags;
+	unsigned int default_flags;
+	_Atomic uint64_t err_seen;
+	/* Sequential readahead detection. */
+	_Atomic int64_t ra_next;	/* where a sequential read would go */
+	_Atomic uint32_t ra_window;	/* bytes */
+	struct wtio_file *next_dead;
+	struct wtio_file *next_all;
+};
+
+static inline int64_t wtio_inode_size(struct wtio_inode *inode)
+{
+	return atomic_load_explicit(&inode->i_size, memory_order_acquire);
+}
+
+/* Take the file lock, or -EAGAIN with nowait when it is held. */
+static inline int wtio_rwsem_lock(struct wtio_inode *inode, bool shared,
+				  bool nowait)
+{
+	int ret;
+
+	if (shared)
+		ret = nowait ? pthread_rwlock_tryrdlock(&inode->i_rwsem) :
+			       pthread_rwlock_rdlock(&inode->i_rwsem);
+	else
+		ret = nowait ? pthread_rwlock_trywrlock(&inode->i_rwsem) :
+			       pthread_rwlock_wrlock(&inode->i_rwsem);
+	return ret ? -EAGAIN : 0;
+}
+
+/* Report an error not yet seen by this handle, once. */
+int wtio_file_check_error(struct wtio_file *file);
+void wtio_inode_record_error(struct wtio_inode *inode, int err);
+/* Referenced folios of the inode with index >= first (malloc'd array). */
+struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
+				       uint64_t first, uint64_t *nr);
+/* Pin the inode for a completion that will run after its folios left
+ * writeback; put is the completion's last touch of the inode. */
+void wtio_inode_io_get(struct wtio_inode *inode);
+void wtio_inode_io_put(struct wtio_inode *inode);
+/* Close the backing descriptor and free an inode nobody uses. */
+void wtio_inode_free(struct wtio_inode *inode);
+/* Drop every folio of the inode (close, crash). Clean or not. */
+void wtio_inode_drop_cache(struct wtio_inode *inode, bool wait_io);
+
+#endif /* WTIO_INODE_H */

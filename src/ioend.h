@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ioend.h - write I/Os built from the blocks of folios under writeback:
+ * one caller's batch of them (wb_ctl), their building, submission and
+ * completion.
+ */
+#ifndef WTIO_IOEND_H
+#define WTIO_IOEND_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "size.h"
+
+struct wtio_ctx;
+struct wtio_folio;
+struct wtio_inode;
+struct wtio_io_chan;
+
+/* One caller's batch of ioends: a flusher pass, fsync, or a
+ * write-through write (sync or queued). */
+struct wtio_ioend;
+struct wtio_wb_ctl {
+	struct wtio_ctx *ctx;
+	struct wtio_inode *inode;
+	/* ioends in flight. With a channel, its reaper thread completes
+	 * them while the submitter may still be submitting. */
+	_Atomic unsigned int inflight;
+	unsigned int max_inflight;	/* reap when reached; 0 = no limit */
+	_Atomic int error;		/* first I/O error */
+	int rw_flags;			/* RWF_DSYNC for write-through DSYNC */
+	bool defer;			/* collect ioends, submit later */
+	struct wtio_ioend *deferred;
+	struct wtio_io_chan *chan;	/* submit here instead (queues) */
+	/* Called from the completion of the last ioend in flight. */
+	void (*done)(struct wtio_wb_ctl *wbc);
+	/* Write-through: so that a failed write can undo its extension. */
+	struct wtio_size_undo undo;
+};
+
+static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)
+{
+	int none = 0;
+
+	atomic_compare_exchange_strong(&wbc->error, &none, err);
+}
+
+/* Queue a folio's wb_blocks into ioends; blocks in redirty are given back
+ * as dirty if the I/O fails, the others are invalidated. */
+void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
+			  struct wtio_folio *folio, uint64_t redirty);
+int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend);
+int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc);
+void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc);
+
+#endif /* WTIO_IOEND_H */

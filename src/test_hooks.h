@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_hooks.h - the points where a test build widens or counts a race.
+ *
+ * Test builds of the library (tests/meson.build, -DWTIO_TEST_HOOKS)
+ * call a test's hook where a race window is to be widened or counted;
+ * other builds compile the points away.
+ */
+#ifndef WTIO_TEST_HOOKS_H
+#define WTIO_TEST_HOOKS_H
+
+enum wtio_test_point {
+	WTIO_TP_ALLOC_WINDOW,	/* folio_alloc: off the free list, not yet out */
+	WTIO_TP_SCAN,		/* CLOCK looks at a folio */
+	WTIO_TP_SCAN_LOCKED,	/* CLOCK holds the lock of a folio */
+	WTIO_TP_HIT_COPIED,	/* lockless hit: copied, seq not re-checked */
+	WTIO_TP_HIT_RETRY,	/* lockless hit: copy thrown away */
+	WTIO_TP_HIT_OK,		/* lockless hit: copy kept */
+};
+struct wtio_folio;
+#ifdef WTIO_TEST_HOOKS
+/* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check. */
+extern int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
+#define WTIO_TEST_HOOK(tp, f) (wtio_test_hook ? wtio_test_hook(tp, f) : 0)
+#else
+static inline int wtio_test_hook_none(enum wtio_test_point tp,
+				      struct wtio_folio *f)
+{
+	return 0;
+}
+#define WTIO_TEST_HOOK(tp, f) wtio_test_hook_none(tp, f)
+#endif
+
+#endif /* WTIO_TEST_HOOKS_H */

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* writeback.h - writing back the dirty folios of a file range, and
+ * waiting for writeback in flight on one. */
+#ifndef WTIO_WRITEBACK_H
+#define WTIO_WRITEBACK_H
+
+#include <stdint.h>
+
+struct wtio_inode;
+
+/* WB_BACKGROUND: flushers, skip what is busy. WB_SYNC: wait for every
+ * folio and its I/O. WB_ASYNC: like background, but submitted to the
+ * context's channel and not waited for (sync_file_range WRITE, and
+ * drop-behind writes: "start writeback"). */
+enum wtio_wb_mode { WB_BACKGROUND, WB_SYNC, WB_ASYNC };
+
+/*
+ * Write back dirty folios of inode in [start, end) (end -1: to EOF).
+ * WB_SYNC waits for every folio's lock and writeback and retries folios
+ * whose last write failed; it returns the first I/O error it saw.
+ * nr_to_write limits folios (0 = no limit); expired_before, if nonzero,
+ * selects only folios dirtied before that time.
+ */
+int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
+			 enum wtio_wb_mode mode, uint64_t nr_to_write,
+			 uint64_t expired_before);
+/* Wait for writeback in flight on [start, end). */
+void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
+			       int64_t end);
+
+#endif /* WTIO_WRITEBACK_H */
