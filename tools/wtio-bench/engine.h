@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * engine.h - the I/O engines behind one ops table (fio's shape), and the
- * state of one run (one mode, one numjobs) that they work on.
+ * state of one trial (one mode at one numjobs, once) that they work on.
  *
  * An engine's queue() either completes the request at once (returns 1,
  * u->res set) or queues it (returns 0) for a later reap(). The run loop in
@@ -50,7 +50,8 @@ enum phase {
 
 struct thread_ctx;
 
-struct mode_run {
+/* One trial: what its threads and its engine share. */
+struct trial {
 	const struct job_opts *job;
 	const struct mode_def *mode;
 	const struct engine_ops *eng;
@@ -75,7 +76,7 @@ struct mode_run {
 };
 
 struct thread_ctx {
-	struct mode_run *mr;
+	struct trial *tr;
 	unsigned int id;
 	struct bfile **files;
 	unsigned int nr_files;
@@ -103,10 +104,10 @@ struct thread_ctx {
 
 struct engine_ops {
 	const char *name;
-	int (*mode_init)(struct mode_run *mr);
-	void (*mode_exit)(struct mode_run *mr);
-	int (*open_file)(struct mode_run *mr, struct bfile *f);
-	int (*close_file)(struct mode_run *mr, struct bfile *f);
+	int (*mode_init)(struct trial *tr);
+	void (*mode_exit)(struct trial *tr);
+	int (*open_file)(struct trial *tr, struct bfile *f);
+	int (*close_file)(struct trial *tr, struct bfile *f);
 	int (*thread_init)(struct thread_ctx *tc);
 	void (*thread_exit)(struct thread_ctx *tc);
 	int (*queue)(struct thread_ctx *tc, struct io_u *u);
@@ -117,7 +118,7 @@ struct engine_ops {
 			  uint64_t len, unsigned int flags);
 	int (*fsync)(struct thread_ctx *tc, struct bfile *f);
 	/* Synchronous read for --pre_read; returns bytes or -errno. */
-	long (*read_file)(struct mode_run *mr, struct bfile *f, void *buf,
+	long (*read_file)(struct trial *tr, struct bfile *f, void *buf,
 			  size_t len, uint64_t off);
 	/* RW_CREATE: create path, write len bytes, close. */
 	int (*create_file)(struct thread_ctx *tc, const char *path,
@@ -132,12 +133,12 @@ extern const struct engine_ops engine_wtio_queue;
 extern const struct engine_ops engine_null;
 
 /* Shared by the kernel engines (engine_kernel_psync.c). */
-int kernel_open_file(struct mode_run *mr, struct bfile *f);
-int kernel_close_file(struct mode_run *mr, struct bfile *f);
+int kernel_open_file(struct trial *tr, struct bfile *f);
+int kernel_close_file(struct trial *tr, struct bfile *f);
 int kernel_sync_range(struct thread_ctx *tc, struct bfile *f, uint64_t off,
 		      uint64_t len, unsigned int flags);
 int kernel_fsync(struct thread_ctx *tc, struct bfile *f);
-long kernel_read_file(struct mode_run *mr, struct bfile *f, void *buf,
+long kernel_read_file(struct trial *tr, struct bfile *f, void *buf,
 		      size_t len, uint64_t off);
 int kernel_create_file(struct thread_ctx *tc, const char *path,
 		       const void *buf, size_t len);

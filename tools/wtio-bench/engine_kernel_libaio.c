@@ -63,7 +63,7 @@ static int aio_queue(struct thread_ctx *tc, struct io_u *u)
 		io_prep_pread(cb, u->f->fd, u->buf, u->len, (long long)u->off);
 	else
 		io_prep_pwrite(cb, u->f->fd, u->buf, u->len, (long long)u->off);
-	cb->aio_rw_flags = tc->mr->mode->rwf;
+	cb->aio_rw_flags = tc->tr->mode->rwf;
 	cb->data = u;
 	for (;;) {
 		int ret = io_submit(a->ctx, 1, &cb);

@@ -13,15 +13,15 @@
 
 #include "engine.h"
 
-int kernel_open_file(struct mode_run *mr, struct bfile *f)
+int kernel_open_file(struct trial *tr, struct bfile *f)
 {
-	f->fd = open(f->path, mr->open_flags | O_CLOEXEC, 0644);
+	f->fd = open(f->path, tr->open_flags | O_CLOEXEC, 0644);
 	if (f->fd < 0)
 		return -errno;
 	return 0;
 }
 
-int kernel_close_file(struct mode_run *mr, struct bfile *f)
+int kernel_close_file(struct trial *tr, struct bfile *f)
 {
 	int ret = 0;
 
@@ -44,7 +44,7 @@ int kernel_fsync(struct thread_ctx *tc, struct bfile *f)
 	return fsync(f->fd) ? -errno : 0;
 }
 
-long kernel_read_file(struct mode_run *mr, struct bfile *f, void *buf,
+long kernel_read_file(struct trial *tr, struct bfile *f, void *buf,
 		      size_t len, uint64_t off)
 {
 	ssize_t r = pread(f->fd, buf, len, (off_t)off);
@@ -55,19 +55,19 @@ long kernel_read_file(struct mode_run *mr, struct bfile *f, void *buf,
 int kernel_create_file(struct thread_ctx *tc, const char *path,
 		       const void *buf, size_t len)
 {
-	int fd = open(path, tc->mr->open_flags | O_CREAT | O_TRUNC | O_CLOEXEC,
+	int fd = open(path, tc->tr->open_flags | O_CREAT | O_TRUNC | O_CLOEXEC,
 		      0644);
 	int ret = 0;
 
 	if (fd < 0)
 		return -errno;
 	struct iovec iov = { (void *)buf, len };
-	ssize_t r = pwritev2(fd, &iov, 1, 0, tc->mr->mode->rwf);
+	ssize_t r = pwritev2(fd, &iov, 1, 0, tc->tr->mode->rwf);
 	if (r < 0)
 		ret = -errno;
 	else if ((size_t)r != len)
 		ret = -EIO;
-	if (!ret && tc->mr->mode->sfr_after_write &&
+	if (!ret && tc->tr->mode->sfr_after_write &&
 	    sync_file_range(fd, 0, (off_t)len, SYNC_FILE_RANGE_WRITE))
 		ret = -errno;
 	if (close(fd) && !ret)
@@ -77,7 +77,7 @@ int kernel_create_file(struct thread_ctx *tc, const char *path,
 
 static int psync_queue(struct thread_ctx *tc, struct io_u *u)
 {
-	const int rwf = tc->mr->mode->rwf;
+	const int rwf = tc->tr->mode->rwf;
 	int fd = u->f->fd;
 	ssize_t r;
 

@@ -47,7 +47,7 @@ static int uring_queue(struct thread_ctx *tc, struct io_u *u)
 		io_uring_prep_read(sqe, u->f->fd, u->buf, u->len, u->off);
 	else
 		io_uring_prep_write(sqe, u->f->fd, u->buf, u->len, u->off);
-	sqe->rw_flags = tc->mr->mode->rwf;
+	sqe->rw_flags = tc->tr->mode->rwf;
 	io_uring_sqe_set_data(sqe, u);
 	int ret;
 	do {

@@ -30,39 +30,39 @@ bool wtio_queue_api_available(void)
 	       wtio_queue_pread && wtio_queue_reap;
 }
 
-static int w_mode_init(struct mode_run *mr)
+static int w_mode_init(struct trial *tr)
 {
-	const struct job_opts *job = mr->job;
+	const struct job_opts *job = tr->job;
 	struct wtio_config cfg;
 
 	wtio_config_init(&cfg);
 	if (job->cache_size)
 		cfg.cache_size = job->cache_size;
 	if (job->folio_size)
-		cfg.folio_size = job->folio_size;
+		cfg.folio_size = (uint32_t)job->folio_size;
 	if (job->flushers)
 		cfg.nr_flushers = job->flushers;
 	if (!job->stripe_align)
 		cfg.flags |= WTIO_CONFIG_NO_STRIPE_ALIGN;
 	if (job->size_ahead)
 		cfg.flags |= WTIO_CONFIG_SIZE_AHEAD;
-	return wtio_ctx_create(&cfg, &mr->wctx);
+	return wtio_ctx_create(&cfg, &tr->wctx);
 }
 
-static void w_mode_exit(struct mode_run *mr)
+static void w_mode_exit(struct trial *tr)
 {
-	if (mr->wctx)
-		wtio_ctx_destroy(mr->wctx);
-	mr->wctx = NULL;
+	if (tr->wctx)
+		wtio_ctx_destroy(tr->wctx);
+	tr->wctx = NULL;
 }
 
-static int w_open_file(struct mode_run *mr, struct bfile *f)
+static int w_open_file(struct trial *tr, struct bfile *f)
 {
 	/* Flags go per call, so that reads get only the read flags. */
-	return wtio_open(mr->wctx, f->path, O_RDWR | O_CREAT, 0644, 0, &f->wf);
+	return wtio_open(tr->wctx, f->path, O_RDWR | O_CREAT, 0644, 0, &f->wf);
 }
 
-static int w_close_file(struct mode_run *mr, struct bfile *f)
+static int w_close_file(struct trial *tr, struct bfile *f)
 {
 	int ret = 0;
 
@@ -76,10 +76,10 @@ static int w_sync_queue(struct thread_ctx *tc, struct io_u *u)
 {
 	if (u->is_read)
 		u->res = wtio_pread(u->f->wf, u->buf, u->len, (off_t)u->off,
-				    tc->mr->rflags);
+				    tc->tr->rflags);
 	else
 		u->res = wtio_pwrite(u->f->wf, u->buf, u->len, (off_t)u->off,
-				     tc->mr->wflags);
+				     tc->tr->wflags);
 	return 1;
 }
 
@@ -103,7 +103,7 @@ static int w_fsync(struct thread_ctx *tc, struct bfile *f)
 	return wtio_fsync(f->wf);
 }
 
-static long w_read_file(struct mode_run *mr, struct bfile *f, void *buf,
+static long w_read_file(struct trial *tr, struct bfile *f, void *buf,
 			size_t len, uint64_t off)
 {
 	return (long)wtio_pread(f->wf, buf, len, (off_t)off, 0);
@@ -113,12 +113,12 @@ static int w_create_file(struct thread_ctx *tc, const char *path,
 			 const void *buf, size_t len)
 {
 	struct wtio_file *wf;
-	int ret = wtio_open(tc->mr->wctx, path, O_RDWR | O_CREAT | O_TRUNC,
+	int ret = wtio_open(tc->tr->wctx, path, O_RDWR | O_CREAT | O_TRUNC,
 			    0644, 0, &wf);
 
 	if (ret)
 		return ret;
-	ssize_t r = wtio_pwrite(wf, buf, len, 0, tc->mr->wflags);
+	ssize_t r = wtio_pwrite(wf, buf, len, 0, tc->tr->wflags);
 	ret = r < 0 ? (int)r : ((size_t)r == len ? 0 : -EIO);
 	int cret = wtio_close(wf);
 	return ret ? ret : cret;
@@ -142,7 +142,7 @@ static int wq_thread_init(struct thread_ctx *tc)
 		free(w);
 		return -ENOMEM;
 	}
-	int ret = wtio_queue_create(tc->mr->wctx, tc->depth, &w->q);
+	int ret = wtio_queue_create(tc->tr->wctx, tc->depth, &w->q);
 	if (ret) {
 		free(w->cqes);
 		free(w);
@@ -170,10 +170,10 @@ static int wq_queue(struct thread_ctx *tc, struct io_u *u)
 
 	if (u->is_read)
 		return wtio_queue_pread(w->q, u->f->wf, u->buf, u->len,
-					(off_t)u->off, tc->mr->rflags,
+					(off_t)u->off, tc->tr->rflags,
 					(uint64_t)(uintptr_t)u);
 	return wtio_queue_pwrite(w->q, u->f->wf, u->buf, u->len, (off_t)u->off,
-				 tc->mr->wflags, (uint64_t)(uintptr_t)u);
+				 tc->tr->wflags, (uint64_t)(uintptr_t)u);
 }
 
 static int wq_reap(struct thread_ctx *tc, unsigned int min,

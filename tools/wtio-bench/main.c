@@ -17,7 +17,7 @@
 #include "options.h"
 #include "output.h"
 #include "run.h"
-#include "suites.h"
+#include "experiments.h"
 #include "workload.h"
 #include "xfsloop.h"
 

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.c - command line parsing. Job options use fio's names and
- * meanings where fio has them. A job option given on the command line is
- * also kept as text, so that it can be applied over each of a suite's
- * presets (the command line wins).
+ * options.c - wtio-bench's option table and command line. Every option is
+ * one row (name, type, field, default, help); optparse.c parses by the row
+ * and prints the rows as the usage and the man page's option list. Job
+ * options use fio's names and meanings where fio has them. A job option
+ * given on the command line is also kept as text, so that it can be
+ * applied over each of a suite's presets (the command line wins).
  */
-#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -14,166 +15,27 @@
 #include <unistd.h>
 
 #include "modes.h"
+#include "optparse.h"
 #include "options.h"
 #include "suites.h"
+#include "wtio.h"
 
 #ifndef WTIO_BENCH_VERSION
 #define WTIO_BENCH_VERSION "0.1.0"
 #endif
 
-enum {
-	/* job options: 1000 + index in job_names[] */
-	OPT_JOB = 1000,
-	/* run options */
-	OPT_SUITE = 2000,
-	OPT_DIRECTORY,
-	OPT_OUTPUT_FORMAT,
-	OPT_OUTPUT,
-	OPT_JSON,
-	OPT_XFS_LOOP,
-	OPT_STRIPE,
-	OPT_XFS_SIZE,
-	OPT_PROGRESS,
-	OPT_NO_PROGRESS,
-	OPT_DRY_RUN,
-	OPT_KEEP_FILES,
-	OPT_HELP,
-	OPT_VERSION,
-	OPT_LIST_SUITES,
-	OPT_LIST_MODES,
-};
+/* Which struct a row's offset is into; 0: none (sections, actions). */
+enum { SC_JOB = 1, SC_RUN };
 
-/* Job options; flags (optional argument, default 1) are marked. */
-static const struct {
-	const char *name;
-	bool flag;
-} job_names[] = {
-	{ "rw", false }, { "bs", false }, { "size", false },
-	{ "io_size", false }, { "numjobs", false }, { "iodepth", false },
-	{ "ioengine", false }, { "runtime", false }, { "ramp_time", false },
-	{ "time_based", true }, { "sync", false }, { "sync_file_range", false },
-	{ "fsync", false }, { "overwrite", true }, { "file_append", true },
-	{ "per-job-files", true }, { "filename_format", false },
-	{ "nrfiles", false }, { "rwmixread", false }, { "cache-size", false },
-	{ "folio-size", false }, { "flushers", false }, { "modes", false },
-	{ "invalidate", true }, { "pre_read", true }, { "samples", true },
-	{ "stripe-align", true }, { "size-ahead", true },
-};
-#define NR_JOB_NAMES (int)(sizeof(job_names) / sizeof(job_names[0]))
-
-void job_defaults(struct job_opts *job)
-{
-	memset(job, 0, sizeof(*job));
-	job->rw = RW_RANDWRITE;
-	job->bs = 4096;
-	job->size = 64ull << 20;
-	job->numjobs[0] = 1;
-	job->nr_numjobs = 1;
-	job->iodepth = 1;
-	job->ioengine = IOENGINE_AUTO;
-	job->nrfiles = 1;
-	job->rwmixread = 50;
-	job->invalidate = true;
-	job->runtime = 0;
-	snprintf(job->filename_format, sizeof(job->filename_format),
-		 "wtio-bench.$pid.$jobnum.$filenum");
-	job->modes[0] = mode_find("kernel-buffered");
-	job->modes[1] = mode_find("wtio-writeback");
-	job->nr_modes = 2;
-	job->stripe_align = true;
-}
-
-int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	uint64_t mult = 1;
-	switch (tolower((unsigned char)*end)) {
-	case '\0': break;
-	case 'b': mult = 1; end++; goto tail_done;
-	case 'k': mult = 1ull << 10; break;
-	case 'm': mult = 1ull << 20; break;
-	case 'g': mult = 1ull << 30; break;
-	case 't': mult = 1ull << 40; break;
-	default: return -1;
-	}
-	if (*end) {
-		end++;
-		if (!strcasecmp(end, "ib") || !strcasecmp(end, "b") || !*end)
-			end += strlen(end);
-	}
-tail_done:
-	if (*end)
-		return -1;
-	if (v && mult > UINT64_MAX / v)
-		return -1;
-	*out = v * mult;
-	return 0;
-}
-
-static int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -1;
-	unsigned long long v = strtoull(s, &end, 10);
-	if (errno || *end || v > max)
-		return -1;
-	*out = v;
-	return 0;
-}
-
-/* Seconds: "10", "10s", "1.5", "2m", "500ms". */
-static int parse_time(const char *s, double *out)
-{
-	char *end;
-	errno = 0;
-	if (!s || !*s || *s == '-')
-		return -1;
-	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
-		return -1;
-	if (!strcmp(end, "") || !strcmp(end, "s"))
-		;
-	else if (!strcmp(end, "ms"))
-		v /= 1000;
-	else if (!strcmp(end, "m"))
-		v *= 60;
-	else
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static int parse_bool(const char *s, bool *out)
-{
-	if (!s || !strcmp(s, "1") || !strcasecmp(s, "true") || !strcasecmp(s, "yes")) {
-		*out = true;
-		return 0;
-	}
-	if (!strcmp(s, "0") || !strcasecmp(s, "false") || !strcasecmp(s, "no")) {
-		*out = false;
-		return 0;
-	}
-	return -1;
-}
+static const char *const rw_names[] = { "write", "randwrite", "read", "randread",
+					"randrw", "create", NULL };
+static const char *const ioengine_names[] = { "auto", "psync", "libaio",
+					      "io_uring", "null", NULL };
 
 const char *rw_name(enum rw_kind rw)
 {
-	static const char *n[] = { "write", "randwrite", "read", "randread",
-				   "randrw", "create" };
-	return n[rw];
+	return rw_names[rw];
 }
-
-static const char *const ioengine_names[IOENGINE_NR] = {
-	"auto", "psync", "libaio", "io_uring", "null",
-};
 
 const char *ioengine_name(enum ioengine e)
 {
@@ -194,174 +56,368 @@ const char *size_str(uint64_t v, char *buf, size_t len)
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
-int job_apply(struct job_opts *job, const char *name, const char *val,
-	      char *err, size_t errlen)
+/* "1,2,4": every entry a number from 1 to MAX_JOBS, none empty. */
+static int cb_numjobs(const struct opt_def *d, void *base, const char *val,
+		      char *err, size_t errlen)
 {
+	struct job_opts *job = base;
 	unsigned long long u;
-	uint64_t sz;
-	bool b;
+	int n = 0;
+	(void)d;
 
-	if (!strcmp(name, "rw") || !strcmp(name, "readwrite")) {
-		static const char *n[] = { "write", "randwrite", "read",
-					   "randread", "randrw", "create" };
-		for (int i = 0; i < 6; i++)
-			if (!strcmp(val, n[i])) {
-				job->rw = (enum rw_kind)i;
-				return 0;
-			}
-		BAD("--rw: '%s' is not one of write, randwrite, read, randread, randrw, create", val);
+	for (const char *p = val;; p++) {
+		const char *c = strchr(p, ',');
+		size_t len = c ? (size_t)(c - p) : strlen(p);
+		char t[32];
+		if (len == 0)
+			BAD("--numjobs: '%s' has an empty entry (a list is 1,2,4)", val);
+		snprintf(t, sizeof(t), "%.*s", (int)(len < sizeof(t) ? len : sizeof(t) - 1), p);
+		if (len >= sizeof(t) || parse_uint(t, MAX_JOBS, &u) || u == 0)
+			BAD("--numjobs: '%s' is not a number from 1 to %d (or a list: 1,2,4)", t, MAX_JOBS);
+		if (n == MAX_NUMJOBS)
+			BAD("--numjobs: at most %d values", MAX_NUMJOBS);
+		job->numjobs[n++] = (unsigned int)u;
+		if (!c)
+			break;
+		p = c;
 	}
-	if (!strcmp(name, "bs")) {
-		if (parse_size(val, &sz) || sz == 0 || sz > (64u << 20))
-			BAD("--bs: '%s' is not a block size from 1 byte to 64M (examples: 4k, 16k, 1M)", val);
-		job->bs = sz;
-		return 0;
+	job->nr_numjobs = n;
+	return 0;
+}
+
+static int cb_modes(const struct opt_def *d, void *base, const char *val,
+		    char *err, size_t errlen)
+{
+	struct job_opts *job = base;
+	char tmp[512], *save = NULL;
+	int n = 0;
+	(void)d;
+
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		int m = mode_find(t);
+		if (m < 0)
+			BAD("--modes: unknown mode '%s' (wtio-bench --list-modes shows them)", t);
+		if (n == MAX_MODES)
+			BAD("--modes: at most %d modes", MAX_MODES);
+		job->modes[n++] = m;
 	}
-	if (!strcmp(name, "size") || !strcmp(name, "io_size")) {
-		if (parse_size(val, &sz) || sz == 0)
-			BAD("--%s: '%s' is not a size (examples: 256M, 2G)", name, val);
-		if (!strcmp(name, "size"))
-			job->size = sz;
-		else
-			job->io_size = sz;
-		return 0;
+	if (!n)
+		BAD("--modes: empty");
+	job->nr_modes = n;
+	return 0;
+}
+
+static int cb_sync(const struct opt_def *d, void *base, const char *val,
+		   char *err, size_t errlen)
+{
+	struct job_opts *job = base;
+	(void)d;
+
+	if (!strcmp(val, "none") || !strcmp(val, "0"))
+		job->dsync = false;
+	else if (!strcmp(val, "dsync") || !strcmp(val, "1"))
+		job->dsync = true;
+	else
+		BAD("--sync: '%s' is not none or dsync", val);
+	return 0;
+}
+
+/* "N" or fio's "wait_before,write:N". */
+static int cb_sfr(const struct opt_def *d, void *base, const char *val,
+		  char *err, size_t errlen)
+{
+	struct job_opts *job = base;
+	const char *num = val, *colon = strchr(val, ':');
+	unsigned long long u;
+	(void)d;
+
+	if (colon) {
+		if (strncmp(val, "wait_before,write:", (size_t)(colon - val + 1)))
+			BAD("--sync_file_range: only 'wait_before,write:N' or 'N' is supported, not '%s'", val);
+		num = colon + 1;
 	}
-	if (!strcmp(name, "numjobs")) {
-		char tmp[256], *save = NULL;
-		snprintf(tmp, sizeof(tmp), "%s", val);
-		int n = 0;
-		for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			if (parse_uint(t, MAX_JOBS, &u) || u == 0)
-				BAD("--numjobs: '%s' is not a number from 1 to %d (or a list: 1,2,4)", t, MAX_JOBS);
-			if (n == MAX_NUMJOBS)
-				BAD("--numjobs: at most %d values", MAX_NUMJOBS);
-			job->numjobs[n++] = (unsigned int)u;
-		}
-		if (!n)
-			BAD("--numjobs: empty");
-		job->nr_numjobs = n;
-		return 0;
+	if (parse_uint(num, 1u << 30, &u))
+		BAD("--sync_file_range: '%s' is not a number of writes (0 = never)", val);
+	job->sfr_every = (unsigned int)u;
+	return 0;
+}
+
+static int cb_filename_format(const struct opt_def *d, void *base, const char *val,
+			      char *err, size_t errlen)
+{
+	struct job_opts *job = base;
+	(void)d;
+
+	if (!*val || strchr(val, '/') || strlen(val) >= sizeof(job->filename_format))
+		BAD("--filename_format: '%s' must be a plain file name (use --directory for the place)", val);
+	snprintf(job->filename_format, sizeof(job->filename_format), "%s", val);
+	if (strstr(val, "$jobnum"))
+		job->per_job_files = true;
+	return 0;
+}
+
+static int cb_suite(const struct opt_def *d, void *base, const char *val,
+		    char *err, size_t errlen)
+{
+	(void)d;
+	if (!suite_find(val))
+		BAD("--suite: unknown suite '%s' (wtio-bench --list-suites shows them)", val);
+	((struct bench_opts *)base)->suite = val;
+	return 0;
+}
+
+static int cb_directory(const struct opt_def *d, void *base, const char *val,
+			char *err, size_t errlen)
+{
+	struct bench_opts *o = base;
+	(void)d;
+
+	if (strlen(val) >= sizeof(o->directory) - 64)
+		BAD("--directory: path too long");
+	if (access(val, W_OK | X_OK))
+		BAD("--directory: '%s' is not a writable directory (%s)", val, strerror(errno));
+	snprintf(o->directory, sizeof(o->directory), "%s", val);
+	return 0;
+}
+
+static int cb_output_format(const struct opt_def *d, void *base, const char *val,
+			    char *err, size_t errlen)
+{
+	struct bench_opts *o = base;
+	char tmp[128], *save = NULL;
+	(void)d;
+
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	o->formats = 0;
+	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "normal")) o->formats |= FMT_NORMAL;
+		else if (!strcmp(t, "json")) o->formats |= FMT_JSON;
+		else if (!strcmp(t, "csv")) o->formats |= FMT_CSV;
+		else if (!strcmp(t, "terse")) o->formats |= FMT_TERSE;
+		else BAD("--output-format: '%s' is not normal, json, csv or terse", t);
 	}
-	if (!strcmp(name, "iodepth")) {
-		if (parse_uint(val, 4096, &u) || u == 0)
-			BAD("--iodepth: '%s' is not a number from 1 to 4096", val);
-		job->iodepth = (unsigned int)u;
-		return 0;
-	}
-	if (!strcmp(name, "ioengine")) {
-		for (int i = 0; i < IOENGINE_NR; i++)
-			if (!strcmp(val, ioengine_names[i])) {
-				job->ioengine = (enum ioengine)i;
-				return 0;
-			}
-		BAD("--ioengine: '%s' is not one of auto, psync, libaio, io_uring, null", val);
-	}
-	if (!strcmp(name, "runtime") || !strcmp(name, "ramp_time")) {
-		double t;
-		if (parse_time(val, &t) || t > 86400)
-			BAD("--%s: '%s' is not a time (examples: 10, 10s, 500ms, 2m)", name, val);
-		if (!strcmp(name, "runtime"))
-			job->runtime = t;
-		else
-			job->ramp_time = t;
-		return 0;
-	}
-	if (!strcmp(name, "sync")) {
-		if (!strcmp(val, "none") || !strcmp(val, "0"))
-			job->dsync = false;
-		else if (!strcmp(val, "dsync") || !strcmp(val, "1"))
-			job->dsync = true;
-		else
-			BAD("--sync: '%s' is not none or dsync", val);
-		return 0;
-	}
-	if (!strcmp(name, "sync_file_range") || !strcmp(name, "fsync")) {
-		const char *num = val;
-		if (!strcmp(name, "sync_file_range")) {
-			const char *colon = strchr(val, ':');
-			if (colon) {
-				if (strncmp(val, "wait_before,write:", (size_t)(colon - val + 1)))
-					BAD("--sync_file_range: only 'wait_before,write:N' or 'N' is supported, not '%s'", val);
-				num = colon + 1;
-			}
-		}
-		if (parse_uint(num, 1u << 30, &u))
-			BAD("--%s: '%s' is not a number of writes (0 = never)", name, val);
-		if (!strcmp(name, "fsync"))
-			job->fsync_every = (unsigned int)u;
-		else
-			job->sfr_every = (unsigned int)u;
-		return 0;
-	}
-	if (!strcmp(name, "nrfiles") || !strcmp(name, "rwmixread") ||
-	    !strcmp(name, "flushers")) {
-		unsigned long long max = !strcmp(name, "rwmixread") ? 100 : 4096;
-		if (parse_uint(val, max, &u) || (u == 0 && strcmp(name, "rwmixread")))
-			BAD("--%s: '%s' is not a number from %d to %llu", name, val,
-			    strcmp(name, "rwmixread") ? 1 : 0, max);
-		if (!strcmp(name, "nrfiles"))
-			job->nrfiles = (unsigned int)u;
-		else if (!strcmp(name, "flushers"))
-			job->flushers = (uint32_t)u;
-		else
-			job->rwmixread = (unsigned int)u;
-		return 0;
-	}
-	if (!strcmp(name, "cache-size")) {
-		if (parse_size(val, &sz) || sz == 0)
-			BAD("--cache-size: '%s' is not a size (examples: 256M, 2G)", val);
-		job->cache_size = sz;
-		return 0;
-	}
-	if (!strcmp(name, "folio-size")) {
-		if (parse_size(val, &sz) || sz < 4096 || sz > (1u << 20) || (sz & (sz - 1)))
-			BAD("--folio-size: '%s' is not a power of two from 4k to 1M", val);
-		job->folio_size = (uint32_t)sz;
-		return 0;
-	}
-	if (!strcmp(name, "modes")) {
-		char tmp[512], *save = NULL;
-		snprintf(tmp, sizeof(tmp), "%s", val);
-		int n = 0;
-		for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-			int m = mode_find(t);
-			if (m < 0)
-				BAD("--modes: unknown mode '%s' (wtio-bench --list-modes shows them)", t);
-			if (n == MAX_MODES)
-				BAD("--modes: at most %d modes", MAX_MODES);
-			job->modes[n++] = m;
-		}
-		if (!n)
-			BAD("--modes: empty");
-		job->nr_modes = n;
-		return 0;
-	}
-	if (!strcmp(name, "filename_format")) {
-		if (!*val || strchr(val, '/') || strlen(val) >= sizeof(job->filename_format))
-			BAD("--filename_format: '%s' must be a plain file name (use --directory for the place)", val);
-		snprintf(job->filename_format, sizeof(job->filename_format), "%s", val);
-		if (strstr(val, "$jobnum"))
-			job->per_job_files = true;
-		return 0;
-	}
-	/* flags */
-	bool *fp = NULL;
-	if (!strcmp(name, "time_based")) fp = &job->time_based;
-	else if (!strcmp(name, "overwrite")) fp = &job->overwrite;
-	else if (!strcmp(name, "file_append")) fp = &job->file_append;
-	else if (!strcmp(name, "per-job-files")) fp = &job->per_job_files;
-	else if (!strcmp(name, "invalidate")) fp = &job->invalidate;
-	else if (!strcmp(name, "pre_read")) fp = &job->pre_read;
-	else if (!strcmp(name, "samples")) fp = &job->samples;
-	else if (!strcmp(name, "stripe-align")) fp = &job->stripe_align;
-	else if (!strcmp(name, "size-ahead")) fp = &job->size_ahead;
-	if (fp) {
-		if (parse_bool(val, &b))
-			BAD("--%s: '%s' is not 0 or 1", name, val);
-		*fp = b;
-		return 0;
-	}
-	BAD("unknown job option '--%s'", name);
+	if (!o->formats)
+		BAD("--output-format: empty");
+	return 0;
+}
+
+static int cb_stripe(const struct opt_def *d, void *base, const char *val,
+		     char *err, size_t errlen)
+{
+	struct bench_opts *o = base;
+	char tmp[64];
+	unsigned long long sw;
+	(void)d;
+
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	char *comma = strchr(tmp, ',');
+	if (!comma)
+		BAD("--stripe: '%s' is not SU,SW (example: 64k,4)", val);
+	*comma = 0;
+	if (parse_size(tmp, &o->stripe_su) || o->stripe_su < 4096 ||
+	    (o->stripe_su % 4096) || parse_uint(comma + 1, 1024, &sw) || sw == 0)
+		BAD("--stripe: '%s' is not SU,SW with SU a multiple of 4k (example: 64k,4)", val);
+	o->stripe_sw = (unsigned int)sw;
+	return 0;
+}
+
+static int cb_help(const struct opt_def *d, void *base, const char *val,
+		   char *err, size_t errlen);
+static int cb_man(const struct opt_def *d, void *base, const char *val,
+		  char *err, size_t errlen);
+
+static int cb_version(const struct opt_def *d, void *base, const char *val,
+		      char *err, size_t errlen)
+{
+	(void)d; (void)base; (void)val; (void)err; (void)errlen;
+	printf("wtio-bench %s (libwtio %d.%d)\n", WTIO_BENCH_VERSION,
+	       wtio_version_major(), wtio_version_minor());
+	exit(0);
+}
+
+static int cb_list_suites(const struct opt_def *d, void *base, const char *val,
+			  char *err, size_t errlen)
+{
+	(void)d; (void)base; (void)val; (void)err; (void)errlen;
+	suites_list(stdout);
+	exit(0);
+}
+
+static int cb_list_modes(const struct opt_def *d, void *base, const char *val,
+			 char *err, size_t errlen)
+{
+	(void)d; (void)base; (void)val; (void)err; (void)errlen;
+	for (int i = 0; i < nr_mode_table; i++)
+		printf("%-28s %s\n", mode_table[i].name, mode_table[i].desc);
+	exit(0);
+}
+
+#define J(f) .scope = SC_JOB, .off = offsetof(struct job_opts, f)
+#define R(f) .scope = SC_RUN, .off = offsetof(struct bench_opts, f)
+#define TIME_MAX 86400
+
+static const struct opt_def opt_table[] = {
+	{ "WORKLOAD OPTIONS", OT_SECTION, .help = "Workload (fio's names and meanings):",
+	  .more = "Where an option has fio's name it has fio's meaning. Sizes take k, M, G suffixes (powers of 1024)." },
+	{ "rw", OT_ENUM, J(rw), "randwrite", NULL, "The access pattern.",
+	  "create makes many files of --bs bytes each (create, write, close) in a directory per job.",
+	  .names = rw_names, .alias = "readwrite" },
+	{ "bs", OT_SIZE, J(bs), "4k", "SIZE", "Block size of each request.",
+	  .min = 1, .max = 64u << 20,
+	  .what = "a block size from 1 byte to 64M (examples: 4k, 16k, 1M)" },
+	{ "size", OT_SIZE, J(size), "64M", "SIZE", "Size of each file.", .min = 1 },
+	{ "io_size", OT_SIZE, J(io_size), NULL, "SIZE",
+	  "Bytes each job does when the run is not --time_based (not given: --size).", .min = 1 },
+	{ "numjobs", OT_FUNC, J(numjobs), "1", "N[,N...]",
+	  "Threads; a list sweeps: every mode runs once per value.", .cb = cb_numjobs },
+	{ "iodepth", OT_UINT, J(iodepth), "1", "N",
+	  "Requests in flight per job; above 1 kernel modes use libaio (or io_uring) and wtio modes wtio_queue_*.",
+	  .min = 1, .max = 4096 },
+	{ "ioengine", OT_ENUM, J(ioengine), "auto", NULL,
+	  "The kernel modes' engine; auto is psync at iodepth 1, else libaio (io_uring without libaio). "
+	  "null does no I/O in any mode: every request completes at once, so IOPS measures wtio-bench's "
+	  "own cost per request (fio's null engine).", .names = ioengine_names },
+	{ "runtime", OT_TIME, J(runtime), NULL, "TIME",
+	  "Measured time per mode (10, 500ms, 2m); 0: until --io_size is done.", .max = TIME_MAX },
+	{ "time_based", OT_BOOL, J(time_based), NULL, NULL,
+	  "Run for --runtime even when --io_size is done." },
+	{ "ramp_time", OT_TIME, J(ramp_time), NULL, "TIME",
+	  "Discarded warm-up before each measured window.", .max = TIME_MAX },
+	{ "sync", OT_FUNC, J(dsync), "none", "none|dsync",
+	  "O_DSYNC (kernel modes) or WTIO_DSYNC (wtio modes) on every write.", .cb = cb_sync },
+	{ "sync_file_range", OT_FUNC, J(sfr_every), NULL, "N",
+	  "Every N writes, sync_file_range(WAIT_BEFORE|WRITE) of the "
+	  "range written since the last one, or wtio_sync_range for wtio modes "
+	  "(fio's spelling wait_before,write:N is accepted; 0: never).", .cb = cb_sfr },
+	{ "fsync", OT_UINT, J(fsync_every), NULL, "N", "fsync every N writes (0: never).",
+	  .max = 1u << 30, .what = "a number of writes (0 = never)" },
+	{ "overwrite", OT_BOOL, J(overwrite), NULL, NULL,
+	  "Preallocate and write the files first, so writes are pure overwrites." },
+	{ "file_append", OT_BOOL, J(file_append), NULL, NULL,
+	  "Extending writes (with --rw=write): the files start empty; jobs sharing a file take "
+	  "their offsets from one counter." },
+	{ "per-job-files", OT_BOOL, J(per_job_files), NULL, NULL,
+	  "One file per job (default: all jobs share one file)." },
+	{ "filename_format", OT_FUNC, J(filename_format), "wtio-bench.$pid.$jobnum.$filenum", "F",
+	  "File names, with $jobnum, $filenum and $pid; giving one with $jobnum implies --per-job-files.",
+	  .cb = cb_filename_format },
+	{ "nrfiles", OT_UINT, J(nrfiles), "1", "N",
+	  "Files per job (or in the shared set), used round robin.", .min = 1, .max = 4096 },
+	{ "rwmixread", OT_UINT, J(rwmixread), "50", "PCT", "Percentage of reads in randrw.",
+	  .max = 100 },
+	{ "modes", OT_FUNC, J(modes), "kernel-buffered,wtio-writeback", "LIST",
+	  "The modes to compare, comma separated; the first is the baseline of the delta column "
+	  "(--list-modes shows them).",
+	  "The modes: kernel-buffered, kernel-direct, kernel-dontcache (pwritev2/preadv2 with "
+	  "RWF_DONTCACHE), kernel-sfr (buffered write then sync_file_range(WRITE) from the writer), "
+	  "wtio-writeback, wtio-writethrough, wtio-writethrough-noserial, wtio-dontcache, "
+	  "wtio-writethrough-dontcache. A mode the system cannot run is reported as unsupported "
+	  "with the reason, and the others still run.",
+	  .cb = cb_modes },
+	{ "invalidate", OT_BOOL, J(invalidate), "1", NULL,
+	  "Drop the page cache between modes (root only)." },
+	{ "pre_read", OT_BOOL, J(pre_read), NULL, NULL,
+	  "Read the files into the cache before each mode." },
+	{ "samples", OT_BOOL, J(samples), NULL, NULL,
+	  "Keep per-second throughput samples (in the JSON output, and for bench/plot)." },
+
+	{ "WTIO OPTIONS", OT_SECTION, .help = "wtio:" },
+	{ "cache-size", OT_SIZE, J(cache_size), NULL, "SIZE",
+	  "The wtio context's cache budget (not given: the library's default).", .min = 1 },
+	{ "folio-size", OT_SIZE, J(folio_size), NULL, "SIZE",
+	  "The wtio context's folio size (not given: the library's default).",
+	  .min = 4096, .max = 1u << 20, .pow2 = true, .what = "a power of two from 4k to 1M" },
+	{ "flushers", OT_UINT, J(flushers), NULL, "N",
+	  "The wtio context's flusher threads (not given: the library's default).",
+	  .min = 1, .max = 4096 },
+	{ "stripe-align", OT_BOOL, J(stripe_align), "1", NULL,
+	  "Cut wtio's I/O at the filesystem's stripe units." },
+	{ "size-ahead", OT_BOOL, J(size_ahead), NULL, NULL,
+	  "WTIO_CONFIG_SIZE_AHEAD for appending writes." },
+
+	{ "RUN OPTIONS", OT_SECTION, .help = "Run:" },
+	{ "suite", OT_FUNC, R(suite), NULL, "NAME",
+	  "A named preset (--list-suites prints each with its options); job options given on the "
+	  "command line override the preset's.",
+	  "Suites: default, table1, table2, table3, table4, sustained, dontcache-stream, smallfiles, "
+	  "cached-read.", .cb = cb_suite },
+	{ "directory", OT_FUNC, R(directory), NULL, "DIR",
+	  "Where the temporary files go (default: the current directory); they are removed at the "
+	  "end, and on Ctrl-C.", .cb = cb_directory },
+	{ "output-format", OT_FUNC, R(formats), "normal", "LIST",
+	  "Any of normal, json, csv, terse, comma separated.", .cb = cb_output_format },
+	{ "output", OT_STR, R(output), NULL, "FILE",
+	  "Write the output to FILE instead of standard output." },
+	{ "json", OT_STR, R(json_path), NULL, "FILE", "Also write the JSON result to FILE." },
+	{ "xfs-loop", OT_SET, R(xfs_loop), NULL, NULL,
+	  "(root) Run on a fresh XFS image in /dev/shm on a loop device with loop direct I/O on, "
+	  "removed afterwards." },
+	{ "stripe", OT_FUNC, R(stripe_su), NULL, "SU,SW",
+	  "With --xfs-loop: make the filesystem with mkfs.xfs -d su=SU,sw=SW (example: 64k,4).",
+	  .cb = cb_stripe },
+	{ "xfs-size", OT_SIZE, R(xfs_size), "4G", "SIZE", "With --xfs-loop: the image size.",
+	  .min = 300ull << 20, .what = "a size of at least 300M" },
+	{ "progress", OT_SETINT, R(progress), NULL, NULL,
+	  "A progress line with elapsed time and ETA on standard error (default: when it is a "
+	  "terminal).", .min = 1 },
+	{ "no-progress", OT_SETINT, R(progress), NULL, NULL, "No progress line.", .min = 0 },
+	{ "dry-run", OT_SET, R(dry_run), NULL, NULL, "Print the plan and exit." },
+	{ "keep-files", OT_SET, R(keep_files), NULL, NULL, "Leave the test files in place." },
+	{ "list-suites", OT_ACTION, .help = "Print the suites and their options.", .cb = cb_list_suites },
+	{ "list-modes", OT_ACTION, .help = "Print the modes.", .cb = cb_list_modes },
+	{ "man-options", OT_ACTION,
+	  .help = "Print this option list as the man page's troff (what man/wtio-bench.1 holds).",
+	  .cb = cb_man },
+	{ "help", OT_ACTION, .help = "Print this help.", .cb = cb_help },
+	{ "version", OT_ACTION, .help = "Print the version.", .cb = cb_version },
+};
+#define NR_OPTS (int)(sizeof(opt_table) / sizeof(opt_table[0]))
+_Static_assert(sizeof(opt_table) / sizeof(opt_table[0]) <= sizeof(((struct bench_opts *)0)->given),
+	       "bench_opts.given[] has a slot per row");
+
+static int cb_help(const struct opt_def *d, void *base, const char *val,
+		   char *err, size_t errlen)
+{
+	(void)d; (void)base; (void)val; (void)err; (void)errlen;
+	printf("Usage: wtio-bench [OPTIONS]\n"
+	       "Runs one workload once per mode, on the same prepared file(s), and prints\n"
+	       "throughput, IOPS, latency percentiles, CPU per GiB and the change against\n"
+	       "the first mode. With no options: the default suite (see --list-suites).\n\n");
+	opt_print_usage(stdout, opt_table, NR_OPTS);
+	printf("Exit status: 0 done, 1 a run failed, 2 bad options, 130 interrupted.\n");
+	exit(0);
+}
+
+static int cb_man(const struct opt_def *d, void *base, const char *val,
+		  char *err, size_t errlen)
+{
+	(void)d; (void)base; (void)val; (void)err; (void)errlen;
+	opt_print_man(stdout, opt_table, NR_OPTS);
+	exit(0);
+}
+
+void job_defaults(struct job_opts *job)
+{
+	char err[256];
+
+	memset(job, 0, sizeof(*job));
+	for (int i = 0; i < NR_OPTS; i++)
+		if (opt_table[i].scope == SC_JOB && opt_table[i].type != OT_SECTION &&
+		    opt_table[i].def && opt_set(&opt_table[i], job, opt_table[i].def, err, sizeof(err)))
+			abort();	/* a default the table's own parser refuses */
+	/* The default name has $jobnum, but the default set is shared. */
+	job->per_job_files = false;
+}
+
+int job_set(struct job_opts *job, const char *name, const char *val,
+	    char *err, size_t errlen)
+{
+	const struct opt_def *d = opt_find(opt_table, NR_OPTS, name);
+
+	if (!d || d->scope != SC_JOB)
+		BAD("unknown job option '--%s'", name);
+	return opt_set(d, job, val, err, errlen);
 }
 
 int job_check(const struct job_opts *job, char *err, size_t errlen)
@@ -389,115 +445,49 @@ int job_check(const struct job_opts *job, char *err, size_t errlen)
 int job_apply_args(struct job_opts *job, const struct bench_opts *o,
 		   char *err, size_t errlen)
 {
-	for (int i = 0; i < o->nr_job_args; i++) {
-		const char *name = job_names[o->job_args[i].id].name;
-		if (job_apply(job, name, o->job_args[i].val, err, errlen))
+	for (int i = 0; i < o->nr_job_args; i++)
+		if (opt_set(&opt_table[o->job_args[i].id], job, o->job_args[i].val, err, errlen))
 			return -1;
-	}
 	return 0;
 }
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-"Usage: wtio-bench [OPTIONS]\n"
-"Runs one workload once per mode, on the same prepared file(s), and prints\n"
-"throughput, IOPS, latency percentiles, CPU per GiB and the change against\n"
-"the first mode. With no options: the default suite (see --list-suites).\n"
-"\n"
-"Workload (fio's names and meanings):\n"
-"  --rw=write|randwrite|read|randread|randrw|create   (default randwrite)\n"
-"  --bs=SIZE            block size (4k)\n"
-"  --size=SIZE          size of each file (64M)\n"
-"  --io_size=SIZE       bytes per job when not --time_based (default --size)\n"
-"  --numjobs=N[,N...]   threads; a list sweeps (1,2,4)\n"
-"  --iodepth=N          requests in flight per job (1); >1 uses libaio (or\n"
-"                       io_uring) for kernel modes, wtio_queue_* for wtio\n"
-"  --ioengine=auto|psync|libaio|io_uring   kernel modes' engine (auto)\n"
-"  --ioengine=null      no I/O in any mode: what wtio-bench itself costs per\n"
-"                       request (fio's null engine)\n"
-"  --runtime=TIME       measured seconds per mode (10, 500ms, 2m)\n"
-"  --time_based         run for --runtime even when --size is done\n"
-"  --ramp_time=TIME     discarded warm-up before each measured window\n"
-"  --sync=none|dsync    O_DSYNC (kernel) / WTIO_DSYNC (wtio) on every write\n"
-"  --sync_file_range=N  every N writes: sync_file_range(WAIT_BEFORE|WRITE)\n"
-"                       (also 'wait_before,write:N', fio's spelling)\n"
-"  --fsync=N            fsync every N writes\n"
-"  --overwrite          preallocate and write the file first: pure overwrites\n"
-"  --file_append        extending writes (rw=write); files start empty\n"
-"  --per-job-files      one file per job (default: one shared file)\n"
-"  --filename_format=F  file names ($jobnum, $filenum, $pid); $jobnum\n"
-"                       implies --per-job-files\n"
-"  --nrfiles=N          files per job (or in the shared set), round robin\n"
-"  --rwmixread=PCT      reads in randrw (50)\n"
-"  --modes=LIST         modes to compare, first is the baseline\n"
-"                       (default kernel-buffered,wtio-writeback; --list-modes)\n"
-"  --invalidate=0|1     drop the page cache between modes (root; default 1)\n"
-"  --pre_read           read the files into the cache before each mode\n"
-"  --samples            keep per-second throughput samples\n"
-"wtio:\n"
-"  --cache-size=SIZE --folio-size=SIZE --flushers=N\n"
-"  --stripe-align=0|1   cut I/O at the filesystem's stripe units (1)\n"
-"  --size-ahead=0|1     WTIO_CONFIG_SIZE_AHEAD for appending writes (0)\n"
-"Run:\n"
-"  --suite=NAME         a named preset (--list-suites); other options given\n"
-"                       on the command line override the preset's\n"
-"  --directory=DIR      where temporary files go (default: current dir)\n"
-"  --output-format=LIST normal,json,csv,terse (default normal)\n"
-"  --output=FILE        write the output there instead of stdout\n"
-"  --json=FILE          also write the JSON result to FILE\n"
-"  --xfs-loop           (root) run on a fresh XFS on a loop device over\n"
-"                       /dev/shm (loop direct I/O on); removed afterwards\n"
-"  --stripe=SU,SW       with --xfs-loop: mkfs.xfs -d su=SU,sw=SW (64k,4)\n"
-"  --xfs-size=SIZE      with --xfs-loop: image size (4G)\n"
-"  --progress / --no-progress   progress line (default: when stderr is a TTY)\n"
-"  --dry-run            print the plan and exit\n"
-"  --keep-files         leave the test files in place\n"
-"  --list-suites --list-modes --help --version\n"
-"Exit status: 0 done, 1 a run failed, 2 bad options, 130 interrupted.\n");
-}
-
-static void die_usage(const char *fmt, const char *a, const char *b)
+static void die_usage(const char *fmt, const char *a)
 {
 	fprintf(stderr, "wtio-bench: ");
-	fprintf(stderr, fmt, a, b);
+	fprintf(stderr, fmt, a);
 	fprintf(stderr, "\nTry 'wtio-bench --help'.\n");
 	exit(EXIT_USAGE);
 }
 
+static const struct opt_def *row(const char *name)
+{
+	return opt_find(opt_table, NR_OPTS, name);
+}
+
 void options_parse(int argc, char **argv, struct bench_opts *o)
 {
-	static struct option longopts[NR_JOB_NAMES + 32];
+	static struct option longopts[2 * NR_OPTS + 1];
 	int n = 0;
 	char err[256];
 
-	for (int i = 0; i < NR_JOB_NAMES; i++)
-		longopts[n++] = (struct option){ job_names[i].name,
-			job_names[i].flag ? optional_argument : required_argument,
-			NULL, OPT_JOB + i };
-	longopts[n++] = (struct option){ "suite", required_argument, NULL, OPT_SUITE };
-	longopts[n++] = (struct option){ "directory", required_argument, NULL, OPT_DIRECTORY };
-	longopts[n++] = (struct option){ "output-format", required_argument, NULL, OPT_OUTPUT_FORMAT };
-	longopts[n++] = (struct option){ "output", required_argument, NULL, OPT_OUTPUT };
-	longopts[n++] = (struct option){ "json", required_argument, NULL, OPT_JSON };
-	longopts[n++] = (struct option){ "xfs-loop", no_argument, NULL, OPT_XFS_LOOP };
-	longopts[n++] = (struct option){ "stripe", required_argument, NULL, OPT_STRIPE };
-	longopts[n++] = (struct option){ "xfs-size", required_argument, NULL, OPT_XFS_SIZE };
-	longopts[n++] = (struct option){ "progress", no_argument, NULL, OPT_PROGRESS };
-	longopts[n++] = (struct option){ "no-progress", no_argument, NULL, OPT_NO_PROGRESS };
-	longopts[n++] = (struct option){ "dry-run", no_argument, NULL, OPT_DRY_RUN };
-	longopts[n++] = (struct option){ "keep-files", no_argument, NULL, OPT_KEEP_FILES };
-	longopts[n++] = (struct option){ "help", no_argument, NULL, OPT_HELP };
-	longopts[n++] = (struct option){ "version", no_argument, NULL, OPT_VERSION };
-	longopts[n++] = (struct option){ "list-suites", no_argument, NULL, OPT_LIST_SUITES };
-	longopts[n++] = (struct option){ "list-modes", no_argument, NULL, OPT_LIST_MODES };
+	for (int i = 0; i < NR_OPTS; i++) {
+		const struct opt_def *d = &opt_table[i];
+		static const int has[] = { no_argument, required_argument, optional_argument };
+		if (d->type == OT_SECTION)
+			continue;
+		longopts[n++] = (struct option){ d->name, has[opt_has_arg(d)], NULL, 1000 + i };
+		if (d->alias)
+			longopts[n++] = (struct option){ d->alias, has[opt_has_arg(d)], NULL, 1000 + i };
+	}
 	longopts[n] = (struct option){ NULL, 0, NULL, 0 };
 
 	memset(o, 0, sizeof(*o));
 	job_defaults(&o->job);
-	o->formats = 0;
+	for (int i = 0; i < NR_OPTS; i++)
+		if (opt_table[i].scope == SC_RUN && opt_table[i].type != OT_SECTION &&
+		    opt_table[i].def && opt_set(&opt_table[i], o, opt_table[i].def, err, sizeof(err)))
+			abort();
 	o->progress = -1;
-	o->xfs_size = 4ull << 30;
 	if (!getcwd(o->directory, sizeof(o->directory)))
 		snprintf(o->directory, sizeof(o->directory), ".");
 
@@ -507,111 +497,38 @@ void options_parse(int argc, char **argv, struct bench_opts *o)
 		int c = getopt_long(argc, argv, ":h", longopts, &idx);
 		if (c == -1)
 			break;
+		if (c == 'h')
+			c = 1000 + (int)(row("help") - opt_table);
 		if (c == '?') {
 			if (optopt)
-				die_usage("unknown option '-%c'%s", (char[]){ (char)optopt, 0 }, "");
-			die_usage("unknown option '%s'%s", argv[optind - 1], "");
+				die_usage("unknown option '-%s'", (char[]){ (char)optopt, 0 });
+			die_usage("unknown option '%s'", argv[optind - 1]);
 		}
 		if (c == ':')
-			die_usage("option '%s' needs a value (%s=VALUE)", argv[optind - 1], argv[optind - 1]);
-		if (c >= OPT_JOB && c < OPT_JOB + NR_JOB_NAMES) {
-			int id = c - OPT_JOB;
-			const char *val = optarg ? optarg : "1";
-			if (job_apply(&o->job, job_names[id].name, val, err, sizeof(err)))
-				die_usage("%s%s", err, "");
+			die_usage("option '%s' needs a value (--name=VALUE)", argv[optind - 1]);
+		if (c < 1000 || c >= 1000 + NR_OPTS)
+			die_usage("unknown option '%s'", argv[optind - 1]);
+		int id = c - 1000;
+		const struct opt_def *d = &opt_table[id];
+		if (opt_set(d, d->scope == SC_JOB ? (void *)&o->job : (void *)o, optarg,
+			    err, sizeof(err)))
+			die_usage("%s", err);
+		o->given[id] = true;
+		if (d->scope == SC_JOB) {
 			if (o->nr_job_args == (int)(sizeof(o->job_args) / sizeof(o->job_args[0])))
-				die_usage("too many options%s%s", "", "");
-			o->job_args[o->nr_job_args++] = (struct opt_arg){ id, val };
-			continue;
-		}
-		switch (c) {
-		case OPT_SUITE:
-			if (!suite_find(optarg))
-				die_usage("--suite: unknown suite '%s'%s (wtio-bench --list-suites shows them)", optarg, "");
-			o->suite = optarg;
-			break;
-		case OPT_DIRECTORY:
-			if (strlen(optarg) >= sizeof(o->directory) - 64)
-				die_usage("--directory: path too long%s%s", "", "");
-			if (access(optarg, W_OK | X_OK))
-				die_usage("--directory: '%s' is not a writable directory (%s)", optarg, strerror(errno));
-			snprintf(o->directory, sizeof(o->directory), "%s", optarg);
-			break;
-		case OPT_OUTPUT_FORMAT: {
-			char tmp[128], *save = NULL;
-			snprintf(tmp, sizeof(tmp), "%s", optarg);
-			o->formats = 0;
-			for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-				if (!strcmp(t, "normal")) o->formats |= FMT_NORMAL;
-				else if (!strcmp(t, "json")) o->formats |= FMT_JSON;
-				else if (!strcmp(t, "csv")) o->formats |= FMT_CSV;
-				else if (!strcmp(t, "terse")) o->formats |= FMT_TERSE;
-				else die_usage("--output-format: '%s' is not normal, json, csv or terse%s", t, "");
-			}
-			if (!o->formats)
-				die_usage("--output-format: empty%s%s", "", "");
-			break;
-		}
-		case OPT_OUTPUT:
-			o->output = optarg;
-			break;
-		case OPT_JSON:
-			o->json_path = optarg;
-			break;
-		case OPT_XFS_LOOP:
-			o->xfs_loop = true;
-			break;
-		case OPT_STRIPE: {
-			char tmp[64];
-			snprintf(tmp, sizeof(tmp), "%s", optarg);
-			char *comma = strchr(tmp, ',');
-			unsigned long long sw;
-			if (!comma)
-				die_usage("--stripe: '%s' is not SU,SW (example: 64k,4)%s", optarg, "");
-			*comma = 0;
-			if (parse_size(tmp, &o->stripe_su) || o->stripe_su < 4096 ||
-			    (o->stripe_su % 4096) || parse_uint(comma + 1, 1024, &sw) || sw == 0)
-				die_usage("--stripe: '%s' is not SU,SW with SU a multiple of 4k (example: 64k,4)%s", optarg, "");
-			o->stripe_sw = (unsigned int)sw;
-			break;
-		}
-		case OPT_XFS_SIZE:
-			if (parse_size(optarg, &o->xfs_size) || o->xfs_size < (300ull << 20))
-				die_usage("--xfs-size: '%s' is not a size of at least 300M%s", optarg, "");
-			break;
-		case OPT_PROGRESS: o->progress = 1; break;
-		case OPT_NO_PROGRESS: o->progress = 0; break;
-		case OPT_DRY_RUN: o->dry_run = true; break;
-		case OPT_KEEP_FILES: o->keep_files = true; break;
-		case 'h':
-		case OPT_HELP:
-			usage(stdout);
-			exit(0);
-		case OPT_VERSION:
-			printf("wtio-bench %s (libwtio %d.%d)\n", WTIO_BENCH_VERSION,
-			       wtio_version_major(), wtio_version_minor());
-			exit(0);
-		case OPT_LIST_SUITES:
-			suites_list(stdout);
-			exit(0);
-		case OPT_LIST_MODES:
-			for (int i = 0; i < nr_mode_table; i++)
-				printf("%-28s %s\n", mode_table[i].name, mode_table[i].desc);
-			exit(0);
-		default:
-			die_usage("unknown option '%s'%s", argv[optind - 1], "");
+				die_usage("too many options%s", "");
+			o->job_args[o->nr_job_args++] = (struct opt_arg){ id, optarg };
 		}
 	}
 	if (optind < argc)
-		die_usage("unexpected argument '%s'%s (options are --name=value)", argv[optind], "");
-	if ((o->stripe_su || o->xfs_size != (4ull << 30)) && !o->xfs_loop)
-		die_usage("--stripe and --xfs-size need --xfs-loop%s%s", "", "");
+		die_usage("unexpected argument '%s' (options are --name=value)", argv[optind]);
+	if ((o->given[row("stripe") - opt_table] || o->given[row("xfs-size") - opt_table]) &&
+	    !o->xfs_loop)
+		die_usage("--stripe and --xfs-size need --xfs-loop%s", "");
 	if (o->xfs_loop && geteuid() != 0)
-		die_usage("--xfs-loop needs root (it makes a loop device and mounts it)%s%s", "", "");
+		die_usage("--xfs-loop needs root (it makes a loop device and mounts it)%s", "");
 	if (!o->suite && o->nr_job_args == 0)
 		o->suite = "default";
 	if (!o->suite && job_check(&o->job, err, sizeof(err)))
-		die_usage("%s%s", err, "");
-	if (!o->formats)
-		o->formats = FMT_NORMAL;
+		die_usage("%s", err);
 }

@@ -59,7 +59,7 @@ struct job_opts {
 	unsigned int rwmixread;		/* percent reads for randrw */
 	char filename_format[128];
 	uint64_t cache_size;		/* wtio; 0 = library default */
-	uint32_t folio_size;		/* wtio; 0 = library default */
+	uint64_t folio_size;		/* wtio; 0 = library default (at most 1M) */
 	uint32_t flushers;		/* wtio; 0 = library default */
 	int modes[MAX_MODES];		/* indexes into mode_table */
 	int nr_modes;
@@ -77,14 +77,15 @@ struct job_opts {
 
 /* One option the user gave, kept to re-apply over a suite's presets. */
 struct opt_arg {
-	int id;
-	const char *val;
+	int id;			/* row of the option table */
+	const char *val;	/* NULL: given without a value */
 };
 
 struct bench_opts {
 	struct job_opts job;		/* the command line's job */
 	struct opt_arg job_args[64];	/* job options as given, in order */
 	int nr_job_args;
+	bool given[128];		/* by row of the option table */
 	const char *suite;
 	char directory[512];
 	unsigned int formats;
@@ -99,7 +100,7 @@ struct bench_opts {
 	bool keep_files;
 };
 
-/* Fill a job with the defaults. */
+/* Fill a job with the defaults (the option table's). */
 void job_defaults(struct job_opts *job);
 
 /*
@@ -110,11 +111,11 @@ void job_defaults(struct job_opts *job);
 void options_parse(int argc, char **argv, struct bench_opts *o);
 
 /*
- * Apply one job option (as the long option name without "--", and its
- * value) to job. Returns 0, or -1 with a message in err.
+ * Set one job option (its name without "--", and its value; NULL for a
+ * flag given alone) in job. Returns 0, or -1 with a message in err.
  */
-int job_apply(struct job_opts *job, const char *name, const char *val,
-	      char *err, size_t errlen);
+int job_set(struct job_opts *job, const char *name, const char *val,
+	    char *err, size_t errlen);
 
 /* Re-apply the command line's job options over a preset job. */
 int job_apply_args(struct job_opts *job, const struct bench_opts *o,
@@ -122,9 +123,6 @@ int job_apply_args(struct job_opts *job, const struct bench_opts *o,
 
 /* Check a job's options together. Returns 0 or -1 with a message. */
 int job_check(const struct job_opts *job, char *err, size_t errlen);
-
-/* "4k" -> 4096 (binary units; also "4KiB", "4K", "1M", "2g"). -1 on error. */
-int parse_size(const char *s, uint64_t *out);
 
 const char *rw_name(enum rw_kind rw);
 const char *ioengine_name(enum ioengine e);

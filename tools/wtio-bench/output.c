@@ -262,7 +262,7 @@ static void json_job(FILE *f, const struct job_opts *j)
 		j->sfr_every, j->fsync_every, j->overwrite ? "true" : "false",
 		j->file_append ? "true" : "false", j->per_job_files ? "true" : "false",
 		j->nrfiles, j->rwmixread, (unsigned long long)j->cache_size,
-		j->folio_size, j->flushers, j->invalidate ? "true" : "false",
+		(unsigned int)j->folio_size, j->flushers, j->invalidate ? "true" : "false",
 		j->pre_read ? "true" : "false", j->stripe_align ? "true" : "false",
 		j->size_ahead ? "true" : "false");
 	for (int i = 0; i < j->nr_modes; i++) {

@@ -198,16 +198,21 @@ static void classify(struct mode_result *r, int err)
 	}
 }
 
-static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
-			struct exp_result *er, unsigned int nj,
-			struct bfile *files, unsigned int nr_files,
-			unsigned int files_per_thread, int mi,
-			struct mode_result *r, double rest_s)
+/*
+ * One trial of one mode at one numjobs on the prepared files: start the
+ * engine, open, pre-read, measure (trial_measure), close (timed apart),
+ * collect the wtio stats and the files' sizes.
+ */
+static int run_trial(struct experiment *ex, const struct bench_opts *o,
+		     struct exp_result *er, unsigned int nj,
+		     struct bfile *files, unsigned int nr_files,
+		     unsigned int files_per_thread, int mi,
+		     struct mode_result *r, double rest_s)
 {
 	const struct job_opts *job = &ex->job;
 	const struct mode_def *m = &mode_table[job->modes[mi]];
 	const char *why;
-	struct mode_run mr;
+	struct trial tr;
 	char label[128], cdir[PATH_MAX];
 	int ret;
 
@@ -238,24 +243,24 @@ static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
 		for (unsigned int i = 0; i < nr_files; i++)
 			atomic_store(&files[i].append_off, 0);
 
-	memset(&mr, 0, sizeof(mr));
-	mr.job = job;
-	mr.mode = m;
-	mr.eng = eng;
-	mr.numjobs = nj;
-	mr.files = files;
-	mr.nr_files = nr_files;
-	mr.files_per_thread = files_per_thread;
-	mr.open_flags = O_RDWR | m->oflags | (job->dsync ? O_DSYNC : 0);
+	memset(&tr, 0, sizeof(tr));
+	tr.job = job;
+	tr.mode = m;
+	tr.eng = eng;
+	tr.numjobs = nj;
+	tr.files = files;
+	tr.nr_files = nr_files;
+	tr.files_per_thread = files_per_thread;
+	tr.open_flags = O_RDWR | m->oflags | (job->dsync ? O_DSYNC : 0);
 	if (job->rw == RW_CREATE)
-		mr.open_flags = O_WRONLY | m->oflags | (job->dsync ? O_DSYNC : 0);
-	mr.wflags = m->wflags | (job->dsync ? WTIO_DSYNC : 0);
-	mr.rflags = m->rflags;
+		tr.open_flags = O_WRONLY | m->oflags | (job->dsync ? O_DSYNC : 0);
+	tr.wflags = m->wflags | (job->dsync ? WTIO_DSYNC : 0);
+	tr.rflags = m->rflags;
 	snprintf(cdir, sizeof(cdir), "%s/wtio-bench.%d.%s", er->directory,
 		 (int)getpid(), ex->name);
-	mr.dir = cdir;
+	tr.dir = cdir;
 
-	if (eng->mode_init && (ret = eng->mode_init(&mr))) {
+	if (eng->mode_init && (ret = eng->mode_init(&tr))) {
 		classify(r, ret);
 		snprintf(r->reason, sizeof(r->reason), "setup: %s", strerror(-ret));
 		return r->status == RS_ERROR;
@@ -265,7 +270,7 @@ static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
 	for (; opened < nr_files; opened++) {
 		files[opened].fd = -1;
 		files[opened].wf = NULL;
-		ret = eng->open_file(&mr, &files[opened]);
+		ret = eng->open_file(&tr, &files[opened]);
 		if (ret) {
 			snprintf(r->reason, sizeof(r->reason), "open: %s", strerror(-ret));
 			break;
@@ -278,7 +283,7 @@ static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
 			ret = -ENOMEM;
 		for (unsigned int i = 0; !ret && i < nr_files; i++)
 			for (uint64_t off = 0; off < job->size && !bench_interrupted; off += chunk) {
-				long n = eng->read_file(&mr, &files[i], buf, chunk, off);
+				long n = eng->read_file(&tr, &files[i], buf, chunk, off);
 				if (n < 0) {
 					ret = (int)n;
 					snprintf(r->reason, sizeof(r->reason),
@@ -293,23 +298,23 @@ static int run_one_mode(struct experiment *ex, const struct bench_opts *o,
 	if (!ret) {
 		struct progress_ctx pc = { progress_wanted(o->progress), label, rest_s };
 		snprintf(label, sizeof(label), "%s %s numjobs=%u", ex->name, m->name, nj);
-		ret = run_mode(&mr, r, &pc);
+		ret = trial_measure(&tr, r, &pc);
 	}
 	uint64_t t = now_ns();
 	for (unsigned int i = 0; i < opened; i++) {
-		int cret = eng->close_file(&mr, &files[i]);
+		int cret = eng->close_file(&tr, &files[i]);
 		if (cret && !ret) {
 			ret = cret;
 			snprintf(r->reason, sizeof(r->reason), "close: %s", strerror(-ret));
 		}
 	}
 	r->flush_s = (double)(now_ns() - t) / 1e9;
-	if (m->family == FAMILY_WTIO && mr.wctx) {
-		r->have_wstats = wtio_stats(mr.wctx, &r->wst) == 0;
-		r->wtio_backend = wtio_ctx_backend_name(mr.wctx);
+	if (m->family == FAMILY_WTIO && tr.wctx) {
+		r->have_wstats = wtio_stats(tr.wctx, &r->wst) == 0;
+		r->wtio_backend = wtio_ctx_backend_name(tr.wctx);
 	}
 	if (eng->mode_exit)
-		eng->mode_exit(&mr);
+		eng->mode_exit(&tr);
 	classify(r, ret);
 	if (job->rw == RW_CREATE) {
 		/* the created files are counted and removed here */
@@ -407,7 +412,7 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 					snprintf(r->reason, sizeof(r->reason), "not run: preparation failed");
 				continue;
 			}
-			if (run_one_mode(ex, o, er, nj, files, nr_files, shared ? nr_files : fpt,
+			if (run_trial(ex, o, er, nj, files, nr_files, shared ? nr_files : fpt,
 					 mi, r, rest_s + per_run * runs_left))
 				failed = 1;
 		}

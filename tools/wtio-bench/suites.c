@@ -1,89 +1,112 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * suites.c - the named presets. Sizes are this project's test machine's
- * scale (2 cores, 24 GiB), not the reference's (62 GiB, enterprise NVMe);
- * the shape of each experiment follows the reference's fio command.
+ * suites.c - the named presets, as data: each experiment a list of job
+ * options (name, value) that the option table parses. Sizes are this
+ * project's test machine's scale (2 cores, 24 GiB), not the reference's
+ * (62 GiB, enterprise NVMe); the shape of each experiment follows the
+ * reference's fio command.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "suites.h"
 
-#define WT_MODES "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial"
+#define WT_MODES { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }
 
 static const struct suite_exp default_exps[] = {
 	{ "table2", "Random 4k overwrites, O_DSYNC, one shared preallocated file (reference Table 2)",
-	  "--rw=randwrite --bs=4k --size=256M --sync=dsync --overwrite --iodepth=32 "
-	  "--numjobs=1,2,4 --runtime=2 --time_based --ramp_time=1 "
-	  "--modes=kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  (const struct suite_opt[]){
+	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "256M" }, { "sync", "dsync" },
+	  { "overwrite", "1" }, { "iodepth", "32" }, { "numjobs", "1,2,4" }, { "runtime", "2" },
+	  { "time_based", "1" }, { "ramp_time", "1" },
+	  { "modes", "kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
 	{ "table4", "Random 16k overwrites, sync_file_range every 16 writes, one file (reference Table 4)",
-	  "--rw=randwrite --bs=16k --size=256M --overwrite --sync_file_range=16 --iodepth=32 "
-	  "--numjobs=1,2,4 --runtime=2 --time_based --ramp_time=1 " WT_MODES },
+	  (const struct suite_opt[]){
+	  { "rw", "randwrite" }, { "bs", "16k" }, { "size", "256M" }, { "overwrite", "1" },
+	  { "sync_file_range", "16" }, { "iodepth", "32" }, { "numjobs", "1,2,4" },
+	  { "runtime", "2" }, { "time_based", "1" }, { "ramp_time", "1" }, WT_MODES, { 0 } } },
 	{ "cached-read", "Random 4k reads of a cached file: wtio's cache vs the page cache",
-	  "--rw=randread --bs=4k --size=256M --numjobs=1,2 --invalidate=0 --pre_read "
-	  "--cache-size=512M --runtime=2 --time_based --ramp_time=1 "
-	  "--modes=kernel-buffered,wtio-writeback" },
+	  (const struct suite_opt[]){
+	  { "rw", "randread" }, { "bs", "4k" }, { "size", "256M" }, { "numjobs", "1,2" },
+	  { "invalidate", "0" }, { "pre_read", "1" }, { "cache-size", "512M" },
+	  { "runtime", "2" }, { "time_based", "1" }, { "ramp_time", "1" },
+	  { "modes", "kernel-buffered,wtio-writeback" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp table1_exps[] = {
 	{ "table1", "Extending 4k writes, O_DSYNC, all writers on one file (reference Table 1)",
-	  "--rw=write --file_append --bs=4k --size=64M --sync=dsync --iodepth=32 "
-	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 "
-	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  (const struct suite_opt[]){
+	  { "rw", "write" }, { "file_append", "1" }, { "bs", "4k" }, { "size", "64M" },
+	  { "sync", "dsync" }, { "iodepth", "32" }, { "numjobs", "1,2,4,8" },
+	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp table2_exps[] = {
 	{ "table2", "Random 4k overwrites, O_DSYNC, one shared preallocated file (reference Table 2)",
-	  "--rw=randwrite --bs=4k --size=1G --sync=dsync --overwrite --iodepth=32 "
-	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 "
-	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  (const struct suite_opt[]){
+	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "1G" }, { "sync", "dsync" },
+	  { "overwrite", "1" }, { "iodepth", "32" }, { "numjobs", "1,2,4,8" },
+	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp table3_exps[] = {
 	{ "table3", "Random 4k overwrites, O_DSYNC, one preallocated file per job (reference Table 3)",
-	  "--rw=randwrite --bs=4k --size=256M --sync=dsync --overwrite --iodepth=32 --per-job-files "
-	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 "
-	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  (const struct suite_opt[]){
+	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "256M" }, { "sync", "dsync" },
+	  { "overwrite", "1" }, { "iodepth", "32" }, { "per-job-files", "1" },
+	  { "numjobs", "1,2,4,8" }, { "runtime", "10" }, { "time_based", "1" },
+	  { "ramp_time", "2" },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp table4_exps[] = {
 	{ "table4", "Random 16k overwrites, sync_file_range every 16 writes, one file (reference Table 4)",
-	  "--rw=randwrite --bs=16k --size=1G --overwrite --sync_file_range=16 --iodepth=32 "
-	  "--numjobs=1,2,4,8 --runtime=10 --time_based --ramp_time=2 " WT_MODES },
+	  (const struct suite_opt[]){
+	  { "rw", "randwrite" }, { "bs", "16k" }, { "size", "1G" }, { "overwrite", "1" },
+	  { "sync_file_range", "16" }, { "iodepth", "32" }, { "numjobs", "1,2,4,8" },
+	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" }, WT_MODES, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp sustained_exps[] = {
 	{ "sustained", "Sustained random 4k writes over many files (LSF/MM write-through thread)",
-	  "--rw=randwrite --bs=4k --size=64M --per-job-files --nrfiles=16 --numjobs=4 "
-	  "--runtime=30 --time_based --ramp_time=2 --samples "
-	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough" },
+	  (const struct suite_opt[]){
+	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "64M" }, { "per-job-files", "1" },
+	  { "nrfiles", "16" }, { "numjobs", "4" }, { "runtime", "30" }, { "time_based", "1" },
+	  { "ramp_time", "2" }, { "samples", "1" },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp stream_exps[] = {
 	{ "dontcache-stream", "Streaming 1M sequential writes, per-second throughput (DONTCACHE)",
-	  "--rw=write --bs=1M --size=4G --numjobs=1 --runtime=20 --time_based --samples "
-	  "--modes=kernel-buffered,kernel-dontcache,wtio-writeback,wtio-dontcache" },
+	  (const struct suite_opt[]){
+	  { "rw", "write" }, { "bs", "1M" }, { "size", "4G" }, { "numjobs", "1" },
+	  { "runtime", "20" }, { "time_based", "1" }, { "samples", "1" },
+	  { "modes", "kernel-buffered,kernel-dontcache,wtio-writeback,wtio-dontcache" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp smallfiles_exps[] = {
 	{ "smallfiles", "Create many 4 KiB files, one directory per thread",
-	  "--rw=create --bs=4k --size=16M --numjobs=1,2 "
-	  "--modes=kernel-buffered,wtio-writeback,wtio-writethrough" },
+	  (const struct suite_opt[]){
+	  { "rw", "create" }, { "bs", "4k" }, { "size", "16M" }, { "numjobs", "1,2" },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite_exp cached_read_exps[] = {
 	{ "cached-read", "Random 4k reads of a cached file: wtio's cache vs the page cache",
-	  "--rw=randread --bs=4k --size=1G --numjobs=1,2 --invalidate=0 --pre_read "
-	  "--cache-size=2G --runtime=10 --time_based --ramp_time=2 "
-	  "--modes=kernel-buffered,wtio-writeback" },
+	  (const struct suite_opt[]){
+	  { "rw", "randread" }, { "bs", "4k" }, { "size", "1G" }, { "numjobs", "1,2" },
+	  { "invalidate", "0" }, { "pre_read", "1" }, { "cache-size", "2G" },
+	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" },
+	  { "modes", "kernel-buffered,wtio-writeback" }, { 0 } } },
 	{ 0 }
 };
 
@@ -113,86 +136,11 @@ void suites_list(FILE *f)
 {
 	for (const struct suite *s = suites; s->name; s++) {
 		fprintf(f, "%s: %s\n", s->name, s->desc);
-		for (const struct suite_exp *e = s->exps; e->name; e++)
-			fprintf(f, "    %s: %s\n        %s\n", e->name, e->title, e->args);
-	}
-}
-
-static int apply_string(struct job_opts *job, const char *args, char *err,
-			size_t errlen)
-{
-	char *copy = strdup(args), *save = NULL;
-
-	if (!copy) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
-		if (strncmp(t, "--", 2))
-			continue;
-		t += 2;
-		char *eq = strchr(t, '=');
-		const char *val = "1";
-		if (eq) {
-			*eq = 0;
-			val = eq + 1;
-		}
-		if (job_apply(job, t, val, err, errlen)) {
-			free(copy);
-			return -1;
+		for (const struct suite_exp *e = s->exps; e->name; e++) {
+			fprintf(f, "    %s: %s\n       ", e->name, e->title);
+			for (const struct suite_opt *a = e->opts; a->name; a++)
+				fprintf(f, " --%s=%s", a->name, a->val);
+			fprintf(f, "\n");
 		}
 	}
-	free(copy);
-	return 0;
-}
-
-int experiments_build(const struct bench_opts *o, struct experiment **out,
-		      char *err, size_t errlen)
-{
-	struct experiment *ex;
-	int n = 0;
-
-	if (!o->suite) {
-		ex = calloc(1, sizeof(*ex));
-		if (!ex) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		snprintf(ex->name, sizeof(ex->name), "job");
-		snprintf(ex->title, sizeof(ex->title), "Command-line job");
-		ex->job = o->job;
-		if (job_check(&ex->job, err, errlen)) {
-			free(ex);
-			return -1;
-		}
-		*out = ex;
-		return 1;
-	}
-	const struct suite *s = suite_find(o->suite);
-	if (!s) {
-		snprintf(err, errlen, "unknown suite '%s'", o->suite);
-		return -1;
-	}
-	for (const struct suite_exp *e = s->exps; e->name; e++)
-		n++;
-	ex = calloc((size_t)n, sizeof(*ex));
-	if (!ex) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < n; i++) {
-		const struct suite_exp *e = &s->exps[i];
-		snprintf(ex[i].name, sizeof(ex[i].name), "%s", e->name);
-		snprintf(ex[i].title, sizeof(ex[i].title), "%s", e->title);
-		snprintf(ex[i].args, sizeof(ex[i].args), "%s", e->args);
-		job_defaults(&ex[i].job);
-		if (apply_string(&ex[i].job, e->args, err, errlen) ||
-		    job_apply_args(&ex[i].job, o, err, errlen) ||
-		    job_check(&ex[i].job, err, errlen)) {
-			free(ex);
-			return -1;
-		}
-	}
-	*out = ex;
-	return n;
 }

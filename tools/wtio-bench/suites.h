@@ -1,34 +1,31 @@
 /* SPDX-License-Identifier: MIT */
-/* suites.h - named presets: each a list of experiments written as options. */
+/*
+ * suites.h - named presets, data only: each a list of experiments, each
+ * experiment a list of job options (the option table gives them meaning).
+ */
 #ifndef WTIO_BENCH_SUITES_H
 #define WTIO_BENCH_SUITES_H
 
 #include <stdio.h>
 
-#include "options.h"
-#include "result.h"
+struct suite_opt {
+	const char *name;	/* a job option's name, without "--" */
+	const char *val;
+};
 
 struct suite_exp {
 	const char *name;
 	const char *title;
-	const char *args;	/* job options, space separated */
+	const struct suite_opt *opts;	/* ended by { NULL } */
 };
 
 struct suite {
 	const char *name;
 	const char *desc;
-	const struct suite_exp *exps;
+	const struct suite_exp *exps;	/* ended by { NULL } */
 };
 
 const struct suite *suite_find(const char *name);
 void suites_list(FILE *f);
-
-/*
- * The experiments to run: the suite's (with the command line's job options
- * applied over each), or the command line's one job. Returns the count, or
- * -1 with a message in err for a bad combination.
- */
-int experiments_build(const struct bench_opts *o, struct experiment **out,
-		      char *err, size_t errlen);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * workload.c - one run: numjobs threads issue the job's I/O through the
+ * workload.c - the measuring of one trial: numjobs threads issue the job's I/O through the
  * engine while the calling thread keeps time (ramp, measured window,
  * per-second samples, progress line).
  *
@@ -40,12 +40,12 @@ static void set_err(struct thread_ctx *tc, int err, const char *what)
 		tc->err = err;
 		snprintf(tc->err_what, sizeof(tc->err_what), "%s", what);
 	}
-	atomic_store(&tc->mr->failed, 1);
+	atomic_store(&tc->tr->failed, 1);
 }
 
 static void prep_io(struct thread_ctx *tc, struct io_u *u)
 {
-	const struct job_opts *job = tc->mr->job;
+	const struct job_opts *job = tc->tr->job;
 	unsigned int fslot = 0;
 
 	if (tc->nr_files > 1)
@@ -65,7 +65,7 @@ static void prep_io(struct thread_ctx *tc, struct io_u *u)
 		u->is_read = false;
 	}
 	if (job->rw == RW_WRITE && job->file_append) {
-		if (tc->mr->files_per_thread == tc->mr->nr_files && tc->mr->numjobs > 1)
+		if (tc->tr->files_per_thread == tc->tr->nr_files && tc->tr->numjobs > 1)
 			u->off = atomic_fetch_add(&u->f->append_off, job->bs);
 		else {
 			u->off = tc->seq[fslot];
@@ -85,9 +85,9 @@ static void prep_io(struct thread_ctx *tc, struct io_u *u)
 /* Book-keeping of one finished request; returns to the free list. */
 static void complete(struct thread_ctx *tc, struct io_u *u)
 {
-	struct mode_run *mr = tc->mr;
-	const struct job_opts *job = mr->job;
-	const struct engine_ops *eng = mr->eng;
+	struct trial *tr = tc->tr;
+	const struct job_opts *job = tr->job;
+	const struct engine_ops *eng = tr->eng;
 	bool ok = u->res == (int64_t)u->len;
 
 	if (u->res < 0) {
@@ -100,7 +100,7 @@ static void complete(struct thread_ctx *tc, struct io_u *u)
 	if (!ok && u->measured)
 		tc->c.errors++;
 
-	if (ok && !u->is_read && mr->mode->sfr_after_write) {
+	if (ok && !u->is_read && tr->mode->sfr_after_write) {
 		int r = eng->sync_range(tc, u->f, u->off, u->len, 2 /* WRITE */);
 		if (r)
 			set_err(tc, r, "sync_file_range");
@@ -157,20 +157,20 @@ static void complete(struct thread_ctx *tc, struct io_u *u)
 /* May this thread issue one more request? Sets *measured. */
 static bool may_issue(struct thread_ctx *tc, uint64_t quota, bool *measured)
 {
-	struct mode_run *mr = tc->mr;
-	int ph = atomic_load_explicit(&mr->phase, memory_order_relaxed);
+	struct trial *tr = tc->tr;
+	int ph = atomic_load_explicit(&tr->phase, memory_order_relaxed);
 
-	if (ph == PH_STOP || atomic_load_explicit(&mr->failed, memory_order_relaxed))
+	if (ph == PH_STOP || atomic_load_explicit(&tr->failed, memory_order_relaxed))
 		return false;
 	*measured = ph == PH_MEASURE;
-	if (*measured && !mr->job->time_based && tc->c.issued_bytes >= quota)
+	if (*measured && !tr->job->time_based && tc->c.issued_bytes >= quota)
 		return false;
 	return true;
 }
 
 static void loop_io(struct thread_ctx *tc, uint64_t quota)
 {
-	const struct engine_ops *eng = tc->mr->eng;
+	const struct engine_ops *eng = tc->tr->eng;
 	struct io_u **done = calloc(tc->depth, sizeof(*done));
 	unsigned int inflight = 0;
 	bool measured;
@@ -219,7 +219,7 @@ static void loop_io(struct thread_ctx *tc, uint64_t quota)
 
 static void loop_create(struct thread_ctx *tc, uint64_t quota)
 {
-	const struct engine_ops *eng = tc->mr->eng;
+	const struct engine_ops *eng = tc->tr->eng;
 	struct io_u *u = &tc->ius[0];
 	char path[PATH_MAX + 32];
 	bool measured;
@@ -227,7 +227,7 @@ static void loop_create(struct thread_ctx *tc, uint64_t quota)
 	while (may_issue(tc, quota, &measured)) {
 		snprintf(path, sizeof(path), "%s/f%llu", tc->dir,
 			 (unsigned long long)tc->created);
-		u->len = (uint32_t)tc->mr->job->bs;
+		u->len = (uint32_t)tc->tr->job->bs;
 		u->is_read = false;
 		u->measured = measured;
 		if (measured) {
@@ -256,41 +256,41 @@ static void loop_create(struct thread_ctx *tc, uint64_t quota)
 }
 
 /* A thread arrives at the start line and waits for it to open. */
-static void start_arrive(struct mode_run *mr)
+static void start_arrive(struct trial *tr)
 {
-	pthread_mutex_lock(&mr->start_lock);
-	mr->start_arrived++;
-	pthread_cond_broadcast(&mr->start_cond);
-	while (!mr->start_open)
-		pthread_cond_wait(&mr->start_cond, &mr->start_lock);
-	pthread_mutex_unlock(&mr->start_lock);
+	pthread_mutex_lock(&tr->start_lock);
+	tr->start_arrived++;
+	pthread_cond_broadcast(&tr->start_cond);
+	while (!tr->start_open)
+		pthread_cond_wait(&tr->start_cond, &tr->start_lock);
+	pthread_mutex_unlock(&tr->start_lock);
 }
 
 /* Once the nr started threads are at the line, let them all go. */
-static void start_open(struct mode_run *mr, unsigned int nr)
+static void start_open(struct trial *tr, unsigned int nr)
 {
-	pthread_mutex_lock(&mr->start_lock);
-	while (mr->start_arrived < nr)
-		pthread_cond_wait(&mr->start_cond, &mr->start_lock);
-	mr->start_open = true;
-	pthread_cond_broadcast(&mr->start_cond);
-	pthread_mutex_unlock(&mr->start_lock);
+	pthread_mutex_lock(&tr->start_lock);
+	while (tr->start_arrived < nr)
+		pthread_cond_wait(&tr->start_cond, &tr->start_lock);
+	tr->start_open = true;
+	pthread_cond_broadcast(&tr->start_cond);
+	pthread_mutex_unlock(&tr->start_lock);
 }
 
 static void *thread_main(void *arg)
 {
 	struct thread_ctx *tc = arg;
-	struct mode_run *mr = tc->mr;
-	const struct job_opts *job = mr->job;
+	struct trial *tr = tc->tr;
+	const struct job_opts *job = tr->job;
 	uint64_t quota = job->io_size ? job->io_size : job->size;
 	int ret = 0;
 
-	if (mr->eng->thread_init) {
-		ret = mr->eng->thread_init(tc);
+	if (tr->eng->thread_init) {
+		ret = tr->eng->thread_init(tc);
 		if (ret)
 			set_err(tc, ret, "engine setup");
 	}
-	start_arrive(mr);
+	start_arrive(tr);
 	if (!ret) {
 		if (job->rw == RW_CREATE)
 			loop_create(tc, quota);
@@ -298,26 +298,26 @@ static void *thread_main(void *arg)
 			loop_io(tc, quota);
 	}
 	tc->finish_ns = now_ns();
-	if (mr->eng->thread_exit)
-		mr->eng->thread_exit(tc);
-	atomic_fetch_add(&mr->nr_finished, 1);
+	if (tr->eng->thread_exit)
+		tr->eng->thread_exit(tc);
+	atomic_fetch_add(&tr->nr_finished, 1);
 	return NULL;
 }
 
-static int setup_thread(struct mode_run *mr, struct thread_ctx *tc, unsigned int id)
+static int setup_thread(struct trial *tr, struct thread_ctx *tc, unsigned int id)
 {
-	const struct job_opts *job = mr->job;
-	bool async = mr->eng->reap != NULL;
+	const struct job_opts *job = tr->job;
+	bool async = tr->eng->reap != NULL;
 	size_t buflen = (job->bs + 4095) & ~(size_t)4095;
 
 	memset(tc, 0, sizeof(*tc));
-	tc->mr = mr;
+	tc->tr = tr;
 	tc->id = id;
 	tc->depth = async ? job->iodepth : 1;
 	hist_init(&tc->hist);
 	/* Same seed in every mode: every mode sees the same offsets. */
 	tc->rng = 0x9E3779B97F4A7C15ull * (id + 1) ^ 0xD1B54A32D192ED03ull;
-	tc->nr_files = mr->files_per_thread;
+	tc->nr_files = tr->files_per_thread;
 	tc->files = calloc(tc->nr_files, sizeof(*tc->files));
 	tc->seq = calloc(tc->nr_files, sizeof(*tc->seq));
 	tc->sync_lo = calloc(tc->nr_files, sizeof(*tc->sync_lo));
@@ -327,15 +327,15 @@ static int setup_thread(struct mode_run *mr, struct thread_ctx *tc, unsigned int
 	if (!tc->files || !tc->seq || !tc->sync_lo || !tc->sync_hi || !tc->ius ||
 	    !tc->free_ius)
 		return -ENOMEM;
-	bool shared = mr->files_per_thread == mr->nr_files;
+	bool shared = tr->files_per_thread == tr->nr_files;
 	for (unsigned int i = 0; i < tc->nr_files; i++) {
-		tc->files[i] = &mr->files[shared ? i : id * mr->files_per_thread + i];
+		tc->files[i] = &tr->files[shared ? i : id * tr->files_per_thread + i];
 		tc->sync_lo[i] = UINT64_MAX;
 	}
 	/* Sequential I/O on a shared file: each thread its own region. */
 	uint64_t blocks = job->size / job->bs;
-	if (shared && mr->numjobs > 1 && blocks >= mr->numjobs) {
-		uint64_t per = blocks / mr->numjobs;
+	if (shared && tr->numjobs > 1 && blocks >= tr->numjobs) {
+		uint64_t per = blocks / tr->numjobs;
 		tc->seq_lo = id * per * job->bs;
 		tc->seq_hi = (id + 1) * per * job->bs;
 	} else {
@@ -355,7 +355,7 @@ static int setup_thread(struct mode_run *mr, struct thread_ctx *tc, unsigned int
 		tc->free_ius[tc->nr_free++] = &tc->ius[i];
 	}
 	if (job->rw == RW_CREATE) {
-		snprintf(tc->dir, sizeof(tc->dir), "%s.d%u", mr->dir, id);
+		snprintf(tc->dir, sizeof(tc->dir), "%s.d%u", tr->dir, id);
 		if (mkdir(tc->dir, 0755) && errno != EEXIST)
 			return -errno;
 	}
@@ -381,60 +381,60 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
-static uint64_t sum_done(struct mode_run *mr)
+static uint64_t sum_done(struct trial *tr)
 {
 	uint64_t s = 0;
 
-	for (unsigned int i = 0; i < mr->numjobs; i++)
-		s += atomic_load_explicit(&mr->threads[i].done_bytes,
+	for (unsigned int i = 0; i < tr->numjobs; i++)
+		s += atomic_load_explicit(&tr->threads[i].done_bytes,
 					  memory_order_relaxed);
 	return s;
 }
 
-int run_mode(struct mode_run *mr, struct mode_result *res,
-	     const struct progress_ctx *pc)
+int trial_measure(struct trial *tr, struct mode_result *res,
+		  const struct progress_ctx *pc)
 {
-	const struct job_opts *job = mr->job;
-	unsigned int n = mr->numjobs;
+	const struct job_opts *job = tr->job;
+	unsigned int n = tr->numjobs;
 	pthread_t *tids = calloc(n, sizeof(*tids));
 	int ret = 0;
 	unsigned int started = 0;
 
-	mr->threads = calloc(n, sizeof(*mr->threads));
-	if (!tids || !mr->threads) {
+	tr->threads = calloc(n, sizeof(*tr->threads));
+	if (!tids || !tr->threads) {
 		free(tids);
-		free(mr->threads);
+		free(tr->threads);
 		return -ENOMEM;
 	}
-	atomic_store(&mr->failed, 0);
-	atomic_store(&mr->nr_finished, 0);
-	atomic_store(&mr->phase, job->ramp_time > 0 ? PH_RAMP : PH_MEASURE);
+	atomic_store(&tr->failed, 0);
+	atomic_store(&tr->nr_finished, 0);
+	atomic_store(&tr->phase, job->ramp_time > 0 ? PH_RAMP : PH_MEASURE);
 	for (unsigned int i = 0; i < n; i++) {
-		ret = setup_thread(mr, &mr->threads[i], i);
+		ret = setup_thread(tr, &tr->threads[i], i);
 		if (ret) {
 			snprintf(res->reason, sizeof(res->reason),
 				 "setup: %s", strerror(-ret));
 			for (unsigned int k = 0; k <= i; k++)
-				free_thread(&mr->threads[k]);
-			free(mr->threads);
+				free_thread(&tr->threads[k]);
+			free(tr->threads);
 			free(tids);
-			mr->threads = NULL;
+			tr->threads = NULL;
 			return ret;
 		}
 	}
-	pthread_mutex_init(&mr->start_lock, NULL);
-	pthread_cond_init(&mr->start_cond, NULL);
-	mr->start_arrived = 0;
-	mr->start_open = false;
+	pthread_mutex_init(&tr->start_lock, NULL);
+	pthread_cond_init(&tr->start_cond, NULL);
+	tr->start_arrived = 0;
+	tr->start_open = false;
 	for (unsigned int i = 0; i < n; i++) {
-		int e = pthread_create(&tids[i], NULL, thread_main, &mr->threads[i]);
+		int e = pthread_create(&tids[i], NULL, thread_main, &tr->threads[i]);
 		if (e) {
 			/* The threads started are let go and stop at once. */
 			ret = -e;
 			snprintf(res->reason, sizeof(res->reason),
 				 "cannot create thread %u: %s", i, strerror(e));
-			atomic_store(&mr->failed, 1);
-			atomic_store(&mr->phase, PH_STOP);
+			atomic_store(&tr->failed, 1);
+			atomic_store(&tr->phase, PH_STOP);
 			break;
 		}
 		started++;
@@ -443,14 +443,14 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 	 * the window opens before the start line does. */
 	uint64_t tstart = now_ns();
 	double cpu_start = cpu_seconds();
-	start_open(mr, started);
+	start_open(tr, started);
 
 	double total_s = job->ramp_time + job->runtime;
 	uint64_t last_prog = 0;
 	bool stopped_by_time = false;
 
 	while (job->ramp_time > 0 && !bench_interrupted &&
-	       !atomic_load(&mr->failed) && atomic_load(&mr->nr_finished) < n &&
+	       !atomic_load(&tr->failed) && atomic_load(&tr->nr_finished) < n &&
 	       (double)(now_ns() - tstart) / 1e9 < job->ramp_time) {
 		sleep_ms(10);
 		if (pc->enabled && now_ns() - last_prog > 250000000ull) {
@@ -464,7 +464,7 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 	if (job->ramp_time > 0) {
 		t0 = now_ns();
 		cpu0 = cpu_seconds();
-		atomic_store(&mr->phase, PH_MEASURE);
+		atomic_store(&tr->phase, PH_MEASURE);
 	}
 	uint64_t last_sample_t = t0, last_sample_b = 0;
 	int cap = 64;
@@ -472,22 +472,22 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 
 	for (;;) {
 		if (bench_interrupted) {
-			atomic_store(&mr->phase, PH_STOP);
+			atomic_store(&tr->phase, PH_STOP);
 			t1 = now_ns();
 			stopped_by_time = true;
 			break;
 		}
-		if (atomic_load(&mr->failed) || atomic_load(&mr->nr_finished) >= n)
+		if (atomic_load(&tr->failed) || atomic_load(&tr->nr_finished) >= n)
 			break;
 		uint64_t now = now_ns();
 		if (job->runtime > 0 && (double)(now - t0) / 1e9 >= job->runtime) {
-			atomic_store(&mr->phase, PH_STOP);
+			atomic_store(&tr->phase, PH_STOP);
 			t1 = now;
 			stopped_by_time = true;
 			break;
 		}
 		if (res->samples && now - last_sample_t >= 1000000000ull) {
-			uint64_t b = sum_done(mr);
+			uint64_t b = sum_done(tr);
 			if (res->nr_samples == cap) {
 				cap *= 2;
 				double *ns = realloc(res->samples, (size_t)cap * sizeof(double));
@@ -507,7 +507,7 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 			double el = (double)(now - t0) / 1e9;
 			last_prog = now;
 			progress_show(pc->label, job->ramp_time + el, total_s,
-				      pc->rest_s, el > 0 ? (double)sum_done(mr) / 1048576.0 / el : 0);
+				      pc->rest_s, el > 0 ? (double)sum_done(tr) / 1048576.0 / el : 0);
 		}
 		sleep_ms(job->runtime > 0 && job->runtime < 2 ? 2 : 10);
 	}
@@ -519,15 +519,15 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 	if (!stopped_by_time) {
 		t1 = t0;
 		for (unsigned int i = 0; i < n; i++)
-			if (mr->threads[i].finish_ns > t1)
-				t1 = mr->threads[i].finish_ns;
+			if (tr->threads[i].finish_ns > t1)
+				t1 = tr->threads[i].finish_ns;
 	}
 	res->elapsed_s = (double)(t1 - t0) / 1e9;
 	res->cpu_s = cpu1 - cpu0;
 	hist_init(&res->hist);
 	memset(&res->c, 0, sizeof(res->c));
 	for (unsigned int i = 0; i < n; i++) {
-		struct thread_ctx *tc = &mr->threads[i];
+		struct thread_ctx *tc = &tr->threads[i];
 		hist_merge(&res->hist, &tc->hist);
 		counts_merge(&res->c, &tc->c);
 		if (tc->err && !ret) {
@@ -537,10 +537,10 @@ int run_mode(struct mode_run *mr, struct mode_result *res,
 		}
 		free_thread(tc);
 	}
-	pthread_cond_destroy(&mr->start_cond);
-	pthread_mutex_destroy(&mr->start_lock);
-	free(mr->threads);
-	mr->threads = NULL;
+	pthread_cond_destroy(&tr->start_cond);
+	pthread_mutex_destroy(&tr->start_lock);
+	free(tr->threads);
+	tr->threads = NULL;
 	free(tids);
 	return ret;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* workload.h - run one mode of one job: threads, phases, accounting. */
+/* workload.h - measure one trial: threads, phases, accounting. */
 #ifndef WTIO_BENCH_WORKLOAD_H
 #define WTIO_BENCH_WORKLOAD_H
 
@@ -18,11 +18,12 @@ struct progress_ctx {
 };
 
 /*
- * Run mr (files open, engine ready) and fill res: counts, histogram,
+ * Measure one trial: start tr's threads (files open, engine ready), keep
+ * the ramp and the measured window, and fill res: counts, histogram,
  * window, CPU, samples. Returns 0, or the first error (negative errno)
  * a thread met, with a description in res->reason.
  */
-int run_mode(struct mode_run *mr, struct mode_result *res,
-	     const struct progress_ctx *pc);
+int trial_measure(struct trial *tr, struct mode_result *res,
+		  const struct progress_ctx *pc);
 
 #endif
