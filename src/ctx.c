@@ -14,6 +14,7 @@
 #include "cache.h"
 #include "inode.h"
 #include "flush.h"
+#include "io/ops.h"
 
 static uint64_t default_cache_size(void)
 {
@@ -115,8 +116,23 @@ static int config_check(struct wtio_config *c)
 	return 0;
 }
 
+/* The test library's until it moves there. */
+extern const struct wtio_io_ops wtio_io_fault_ops;
+
 WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
 				struct wtio_ctx **ctxp)
+{
+	if (cfg && cfg->backend == WTIO_BACKEND_FAULT)
+		return cfg->fault ?
+		       wtio_ctx_create_io(cfg, &wtio_io_fault_ops, cfg->fault,
+					  ctxp) : -EINVAL;
+	return wtio_ctx_create_io(cfg, NULL, NULL, ctxp);
+}
+
+/* ops NULL: the built-in backend cfg->backend names. */
+int wtio_ctx_create_io(const struct wtio_config *cfg,
+		       const struct wtio_io_ops *ops, void *arg,
+		       struct wtio_ctx **ctxp)
 {
 	struct wtio_ctx *ctx;
 	int ret;
@@ -145,9 +161,13 @@ WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
 	ret = wtio_cache_init(ctx);
 	if (ret)
 		goto out_free;
-	ret = wtio_io_backend_init(&ctx->io, ctx->cfg.backend, ctx->arena,
-				   ctx->arena_size, ctx->cfg.flags,
-				   ctx->cfg.fault);
+	if (ops)
+		ret = wtio_io_backend_setup(&ctx->io, ops, arg, ctx->arena,
+					    ctx->arena_size, ctx->cfg.flags);
+	else
+		ret = wtio_io_backend_init(&ctx->io, ctx->cfg.backend,
+					   ctx->arena, ctx->arena_size,
+					   ctx->cfg.flags);
 	if (ret)
 		goto out_cache;
 	ret = wtio_writeback_init(ctx);
@@ -218,7 +238,7 @@ WTIO_EXPORT void wtio_ctx_crash(struct wtio_ctx *ctx)
 
 WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)
 {
-	return ctx ? ctx->io.ops->name : NULL;
+	return ctx ? wtio_io_name(&ctx->io) : NULL;
 }
 
 #define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)

@@ -24,7 +24,7 @@
 
 #include <wtio.h>
 #include "cache.h"
-#include "io.h"
+#include "io/io.h"
 
 #define WTIO_STAT_SLOTS 16
 struct wtio_stat_slot {

@@ -417,16 +417,12 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 	atomic_store(&inode->extend_gate, 1);
 	while (wait_io && atomic_load(&inode->nr_dio_extending))
 		pthread_cond_wait(&inode->extend_cond, &inode->extend_lock);
-	if (ftruncate(inode->fd, size) < 0) {
-		ret = -errno;
-	} else {
+	ret = wtio_io_set_size(&inode->ctx->io, inode->fd, size);
+	if (!ret) {
 		atomic_store(&inode->disk_size_lb, size);
 		/* Nothing lies past the new size: give back what was
 		 * reserved there for appends (reserve.c). */
 		wtio_reserve_clamp(inode, size);
-		if (inode->ctx->io.fault)
-			wtio_fault_note_truncate(inode->ctx->io.fault,
-						 inode->fd, size);
 	}
 	atomic_store(&inode->extend_gate, 0);
 	pthread_cond_broadcast(&inode->extend_cond);

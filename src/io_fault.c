@@ -37,7 +37,7 @@
 
 #include "wtio.h"
 #include "wtio_fault.h"
-#include "io_priv.h"
+#include "io/ops.h"
 
 #ifndef WTIO_EXPORT
 #define WTIO_EXPORT __attribute__((visibility("default")))
@@ -324,24 +324,27 @@ static void fault_record_io(struct wtio_fault *f,
 	fault_record(f, &e, fua, 0);
 }
 
-/* Internal (io.h): the core calls it after each ftruncate it does. */
-void wtio_fault_note_truncate(struct wtio_fault *fault, int fd, off_t size)
+/* set_size: the size change, then its record (only once it happened). */
+static int fault_set_size(struct wtio_io_backend *be, int fd, off_t size)
 {
+	struct wtio_fault *fault = be->arg;
 	struct fault_event e;
 	struct stat st;
+	int ret = wtio_io_ftruncate(be, fd, size);
 
-	if (!fault)
-		return;
+	if (ret)
+		return ret;
 	memset(&e, 0, sizeof(e));
 	e.type = EV_TRUNCATE;
 	e.off = size;
 	if (fstat(fd, &st) < 0) {
 		fault_record(fault, &e, false, -errno);
-		return;
+		return 0;
 	}
 	e.dev = st.st_dev;
 	e.ino = st.st_ino;
 	fault_record(fault, &e, false, 0);
+	return 0;
 }
 
 static size_t req_len(const struct wtio_io_req *req)
@@ -443,7 +446,7 @@ WTIO_EXPORT int wtio_fault_get_io(const struct wtio_fault *cfault, uint64_t i,
 static ssize_t fault_exec(struct wtio_io_backend *be,
 			  const struct wtio_io_req *req)
 {
-	struct wtio_fault *f = be->fault;
+	struct wtio_fault *f = be->arg;
 	struct wtio_fault_rule hit;
 	struct fault_rule_state *rs;
 	struct iovec vec[WTIO_IO_MAX_IOVECS];
@@ -528,7 +531,7 @@ record:
 
 static int fault_setup(struct wtio_io_backend *be)
 {
-	if (!be->fault)
+	if (!be->arg)
 		return -EINVAL;
 	return wtio_psync_setup(be);
 }
@@ -540,12 +543,15 @@ static int fault_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 }
 
 const struct wtio_io_ops wtio_io_fault_ops = {
+	.version	= WTIO_IO_OPS_VERSION,
 	.name		= "fault",
+	.caps		= WTIO_IO_CAP_ATOMIC,
 	.setup		= fault_setup,
 	.teardown	= wtio_psync_teardown,
 	.submit		= fault_submit,
 	.reap		= wtio_psync_reap,
 	.inflight	= wtio_psync_inflight,
+	.set_size	= fault_set_size,
 };
 
 /* splitmix64: tiny, seedable, and good enough to pick events. */

@@ -103,12 +103,11 @@ static void aio_done(struct wtio_wb_ctl *wbc)
 static void *queue_reaper(void *arg)
 {
 	struct wtio_queue *q = arg;
-	struct wtio_io_backend *be = &q->ctx->io;
 	/* Bounded waits only so that a stop is noticed. */
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 
 	while (!atomic_load(&q->stop))
-		be->ops->chan_reap(q->chan, 1, &ts);
+		wtio_io_chan_reap(q->chan, 1, &ts);
 	return NULL;
 }
 
@@ -133,13 +132,13 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 	q->efd = -1;
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->done_cond, NULL);
-	if (ctx->io.ops->chan_open) {
-		q->chan = ctx->io.ops->chan_open(&ctx->io, 2 * depth, &ret);
+	if (wtio_io_can(&ctx->io, WTIO_IO_CAP_CHANNELS)) {
+		q->chan = wtio_io_chan_open(&ctx->io, 2 * depth, &ret);
 		if (!q->chan)
 			goto out_free;
 		ret = -pthread_create(&q->reaper, NULL, queue_reaper, q);
 		if (ret) {
-			ctx->io.ops->chan_close(q->chan);
+			wtio_io_chan_close(q->chan);
 			goto out_free;
 		}
 	}
@@ -165,7 +164,7 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	if (q->chan) {
 		atomic_store(&q->stop, true);
 		pthread_join(q->reaper, NULL);
-		q->ctx->io.ops->chan_close(q->chan);
+		wtio_io_chan_close(q->chan);
 	}
 	if (q->efd >= 0)
 		close(q->efd);
@@ -253,7 +252,7 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 		struct wtio_io_backend *be = &q->ctx->io;
 
 		while (atomic_load(&aio->wbc.inflight) > 1)
-			be->ops->reap(be, 1, NULL);
+			wtio_io_reap(be, 1, NULL);
 	}
 	if (atomic_fetch_sub(&aio->wbc.inflight, 1) == 1)
 		aio_done(&aio->wbc);

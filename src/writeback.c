@@ -377,32 +377,10 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	pthread_mutex_unlock(&ctx->wb_lock);
 }
 
-/* Point io_rest at the part of the ioend not yet written. */
-static int ioend_rest(struct wtio_ioend *ioend)
-{
-	uint32_t skip = ioend->io_done;
-	int i, n = 0;
-
-	for (i = 0; i < ioend->io_nr_vecs; i++) {
-		struct iovec v = ioend->io_vecs[i];
-
-		if (skip >= v.iov_len) {
-			skip -= (uint32_t)v.iov_len;
-			continue;
-		}
-		v.iov_base = (char *)v.iov_base + skip;
-		v.iov_len -= skip;
-		skip = 0;
-		ioend->io_rest[n++] = v;
-	}
-	return n;
-}
-
 static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 {
 	struct wtio_ioend *ioend = (struct wtio_ioend *)req;
 	struct wtio_io_backend *be = &ioend->io_inode->ctx->io;
-	struct wtio_io_req *r = req;
 
 	if (res < 0) {
 		ioend_finish(ioend, (int)res);
@@ -423,13 +401,11 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 	 * the same ioend. Block alignment holds because a short direct
 	 * write stops at a block boundary; if it did not, the kernel would
 	 * reject the resubmission and we report that error. */
-	req->off = ioend->io_offset + ioend->io_done;
-	req->iovcnt = ioend_rest(ioend);
-	req->iov = ioend->io_rest;
+	wtio_io_req_rest(req, ioend->io_offset, ioend->io_vecs,
+			 ioend->io_nr_vecs, ioend->io_done, ioend->io_rest);
 	wtio_stat_add(ioend->io_inode->ctx, write_ios, 1);
-	if (ioend->io_wbc->chan)
-		be->ops->chan_submit(ioend->io_wbc->chan, &r, 1);
-	else if (be->ops->submit(be, &r, 1) < 0)
+	/* Not started (only a malformed request is refused): no end_io. */
+	if (wtio_io_resubmit(be, ioend->io_wbc->chan, req) < 0)
 		ioend_finish(ioend, -EIO);
 }
 
@@ -441,8 +417,8 @@ static void wbc_reap_own(void *arg)
 	struct wtio_wb_ctl *wbc = arg;
 	struct wtio_io_backend *be = &wbc->ctx->io;
 
-	while (atomic_load(&wbc->inflight) && be->ops->inflight(be))
-		be->ops->reap(be, 1, NULL);
+	while (atomic_load(&wbc->inflight) && wtio_io_inflight(be))
+		wtio_io_reap(be, 1, NULL);
 }
 
 int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
@@ -472,17 +448,17 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	if (wbc->chan) {
 		/* Completed by the channel's reaper, maybe before this
 		 * returns: the ioend is not ours to touch any more. */
-		be->ops->chan_submit(wbc->chan, &r, 1);
+		wtio_io_chan_submit(wbc->chan, &r, 1);
 		return 0;
 	}
-	ret = be->ops->submit(be, &r, 1);
+	ret = wtio_io_submit(be, &r, 1);
 	if (ret < 0) {
 		ioend_finish(ioend, ret);
 		return ret;
 	}
 	while (wbc->max_inflight &&
 	       atomic_load(&wbc->inflight) >= wbc->max_inflight)
-		be->ops->reap(be, 1, NULL);
+		wtio_io_reap(be, 1, NULL);
 	return 0;
 }
 
@@ -511,7 +487,7 @@ void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc)
 	struct wtio_io_backend *be = &wbc->ctx->io;
 
 	while (atomic_load(&wbc->inflight))
-		be->ops->reap(be, 1, NULL);
+		wtio_io_reap(be, 1, NULL);
 }
 
 /*
@@ -991,7 +967,7 @@ static void *wb_completion_main(void *arg)
 
 	while (!atomic_load(&ctx->wb_chan_stop) ||
 	       atomic_load(&ctx->wb_chan_users))
-		ctx->io.ops->chan_reap(ctx->wb_chan, 1, &ts);
+		wtio_io_chan_reap(ctx->wb_chan, 1, &ts);
 	return NULL;
 }
 
@@ -1024,12 +1000,12 @@ int wtio_writeback_init(struct wtio_ctx *ctx)
 		}
 	}
 	ctx->nr_flushers_running = ctx->cfg.nr_flushers;
-	if (ctx->io.ops->chan_open) {
-		ctx->wb_chan = ctx->io.ops->chan_open(&ctx->io, 256, &ret);
+	if (wtio_io_can(&ctx->io, WTIO_IO_CAP_CHANNELS)) {
+		ctx->wb_chan = wtio_io_chan_open(&ctx->io, 256, &ret);
 		if (ctx->wb_chan &&
 		    pthread_create(&ctx->wb_chan_thread, NULL,
 				   wb_completion_main, ctx)) {
-			ctx->io.ops->chan_close(ctx->wb_chan);
+			wtio_io_chan_close(ctx->wb_chan);
 			ctx->wb_chan = NULL;
 		}
 		/* Without a channel, started writeback is done in full by
@@ -1054,7 +1030,7 @@ void wtio_writeback_exit(struct wtio_ctx *ctx)
 	if (ctx->wb_chan) {
 		atomic_store(&ctx->wb_chan_stop, true);
 		pthread_join(ctx->wb_chan_thread, NULL);
-		ctx->io.ops->chan_close(ctx->wb_chan);
+		wtio_io_chan_close(ctx->wb_chan);
 		ctx->wb_chan = NULL;
 	}
 	free(ctx->flushers);

@@ -40,7 +40,7 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 #include "xfs_loop.h"
-#include "io.h"	/* RWF_ATOMIC, RWF_DSYNC */
+#include "io/io.h"	/* RWF_ATOMIC, RWF_DSYNC */
 
 #include <sys/uio.h>
 

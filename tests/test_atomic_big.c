@@ -31,7 +31,7 @@
 #include "helpers.h"
 #include "wtio_fault.h"
 #include "xfs_loop.h"
-#include "io.h"	/* RWF_ATOMIC */
+#include "io/io.h"	/* RWF_ATOMIC */
 
 #define MAX_LEN_CAP (4u << 20)
 

@@ -27,7 +27,9 @@
 
 #include "wtio.h"
 #include "wtio_fault.h"
-#include "io.h"
+#include "io/ops.h"
+
+extern const struct wtio_io_ops wtio_io_fault_ops;
 
 #define BS	4096
 
@@ -137,7 +139,7 @@ static void chain_end_io(struct wtio_io_req *req, ssize_t res)
 	if (--c->left <= 0)
 		return;
 	r->off += BS;
-	ret = c->be->ops->submit(c->be, &r, 1);
+	ret = wtio_io_submit(c->be, &r, 1);
 	if (ret && !c->err)
 		c->err = ret;
 }
@@ -200,21 +202,21 @@ static void basic_roundtrip(struct wtio_io_backend *be, const char *tag,
 		rp[i] = &reqs[i];
 	}
 	wv[0].iov_len = BS;
-	ret = be->ops->submit(be, rp, 8);
+	ret = wtio_io_submit(be, rp, 8);
 	CHECK(ret == 0, "%s: batch submit %d", tag, ret);
-	CHECK(be->ops->inflight(be) == 8, "%s: inflight %u", tag,
-	      be->ops->inflight(be));
+	CHECK(wtio_io_inflight(be) == 8, "%s: inflight %u", tag,
+	      wtio_io_inflight(be));
 	n = 0;
 	while (b.done < 8) {
-		ret = be->ops->reap(be, 8 - b.done, NULL);
+		ret = wtio_io_reap(be, 8 - b.done, NULL);
 		CHECK(ret >= 0, "%s: reap %d", tag, ret);
 		if (ret < 0)
 			break;
 		n += ret;
 	}
-	CHECK(n == 8 && !b.bad && be->ops->inflight(be) == 0,
+	CHECK(n == 8 && !b.bad && wtio_io_inflight(be) == 0,
 	      "%s: reaped %d, bad %d, left %u", tag, n, b.bad,
-	      be->ops->inflight(be));
+	      wtio_io_inflight(be));
 
 	/* More than a ring's SQ (128) and CQ (256) in one submit. */
 	{
@@ -237,10 +239,10 @@ static void basic_roundtrip(struct wtio_io_backend *be, const char *tag,
 			big[i].private = &b;
 			bp[i] = &big[i];
 		}
-		ret = be->ops->submit(be, bp, BIG);
+		ret = wtio_io_submit(be, bp, BIG);
 		CHECK(ret == 0, "%s: big submit %d", tag, ret);
 		while (!ret && b.done < BIG) {
-			ret = be->ops->reap(be, 1, NULL);
+			ret = wtio_io_reap(be, 1, NULL);
 			CHECK(ret >= 0, "%s: big reap %d", tag, ret);
 			ret = ret < 0 ? ret : 0;
 		}
@@ -263,10 +265,10 @@ static void basic_roundtrip(struct wtio_io_backend *be, const char *tag,
 	c.req.end_io = chain_end_io;
 	c.req.private = &c;
 	rp[0] = &c.req;
-	ret = be->ops->submit(be, rp, 1);
+	ret = wtio_io_submit(be, rp, 1);
 	CHECK(ret == 0, "%s: chain submit %d", tag, ret);
-	while (be->ops->inflight(be)) {
-		ret = be->ops->reap(be, 1, NULL);
+	while (wtio_io_inflight(be)) {
+		ret = wtio_io_reap(be, 1, NULL);
 		if (ret < 0) {
 			CHECK(0, "%s: chain reap %d", tag, ret);
 			break;
@@ -293,9 +295,9 @@ static void basic_roundtrip(struct wtio_io_backend *be, const char *tag,
 	{
 		struct timespec to = { 0, 10 * 1000 * 1000 };
 
-		ret = be->ops->reap(be, 1, &to);
+		ret = wtio_io_reap(be, 1, &to);
 		CHECK(ret == 0, "%s: idle reap %d", tag, ret);
-		ret = be->ops->reap(be, 0, NULL);
+		ret = wtio_io_reap(be, 0, NULL);
 		CHECK(ret == 0, "%s: idle poll %d", tag, ret);
 	}
 
@@ -327,11 +329,11 @@ static void test_faults(void)
 	CHECK(f != NULL, "fault create");
 	if (!f)
 		return;
-	ret = wtio_io_backend_init(&be, WTIO_BACKEND_FAULT, NULL, 0, 0, f);
+	ret = wtio_io_backend_setup(&be, &wtio_io_fault_ops, f, NULL, 0, 0);
 	CHECK(ret == 0, "fault backend init %d", ret);
 	if (ret)
 		return;
-	CHECK(!strcmp(be.ops->name, "fault"), "name %s", be.ops->name);
+	CHECK(!strcmp(wtio_io_name(&be), "fault"), "name %s", wtio_io_name(&be));
 	fd = open_direct("fault");
 
 	/* Short first write: wtio_io_full resubmits the rest. */
@@ -505,8 +507,8 @@ static void test_replay(void)
 	ssize_t res;
 
 	f = wtio_fault_create();
-	if (!f || wtio_io_backend_init(&be, WTIO_BACKEND_FAULT, NULL, 0, 0,
-				       f)) {
+	if (!f || wtio_io_backend_setup(&be, &wtio_io_fault_ops, f, NULL,
+				       0, 0)) {
 		CHECK(0, "fault setup");
 		return;
 	}
@@ -574,10 +576,10 @@ static void test_replay(void)
 	printf("ok: replay: DSYNC write always kept; earlier unflushed B "
 	       "still volatile (kept %d of 64)\n", b_in);
 
-	/* Size changes: a recorded truncate, then a full flush. */
-	ret = ftruncate(fd, BS);
-	CHECK(ret == 0, "ftruncate");
-	wtio_fault_note_truncate(f, fd, BS);
+	/* Size changes: a recorded truncate (the backend's set_size),
+	 * then a full flush. */
+	ret = wtio_io_set_size(&be, fd, BS);
+	CHECK(ret == 0, "set_size %d", ret);
 	res = wtio_io_full(&be, WTIO_IO_FSYNC, fd, NULL, 0, 0, 0);
 	CHECK(res == 0, "fsync %zd", res);
 	nr = wtio_fault_nr_events(f);
@@ -714,8 +716,8 @@ static void test_hold(void)
 	pthread_t th;
 	int fd;
 
-	if (!f || wtio_io_backend_init(&be, WTIO_BACKEND_FAULT, NULL, 0, 0,
-				       f)) {
+	if (!f || wtio_io_backend_setup(&be, &wtio_io_fault_ops, f, NULL,
+				       0, 0)) {
 		CHECK(0, "fault setup");
 		return;
 	}
@@ -780,7 +782,7 @@ static void *mt_worker(void *p)
 		if (res != BS || memcmp(w, r, BS))
 			a->errors++;
 	}
-	if (a->be->ops->inflight(a->be))
+	if (wtio_io_inflight(a->be))
 		a->errors++;
 	free(w);
 	free(r);
@@ -798,7 +800,7 @@ static void test_threads(unsigned int kind, const char *tag)
 	struct wtio_io_backend be;
 	int i, fd, ret, errors = 0;
 
-	ret = wtio_io_backend_init(&be, kind, NULL, 0, 0, NULL);
+	ret = wtio_io_backend_init(&be, kind, NULL, 0, 0);
 	if (ret) {
 		/* main() already set this kind up once: no skip here. */
 		CHECK(0, "threads/%s: backend init %d", tag, ret);
@@ -824,7 +826,7 @@ static void test_threads(unsigned int kind, const char *tag)
 	pthread_barrier_destroy(&after_exit);
 
 	/* Threads that exit before teardown free their own state. */
-	ret = wtio_io_backend_init(&be, kind, NULL, 0, 0, NULL);
+	ret = wtio_io_backend_init(&be, kind, NULL, 0, 0);
 	CHECK(ret == 0, "re-init %d", ret);
 	pthread_barrier_init(&after_io, NULL, 1);
 	pthread_barrier_init(&after_exit, NULL, 1);
@@ -857,8 +859,7 @@ static int main_uring(void)
 	void *arena;
 	int ret;
 
-	ret = wtio_io_backend_init(&be, WTIO_BACKEND_IO_URING, NULL, 0, 0,
-				   NULL);
+	ret = wtio_io_backend_init(&be, WTIO_BACKEND_IO_URING, NULL, 0, 0);
 	if (ret == -EOPNOTSUPP) {
 		printf("SKIP: io_uring: setup failed (%s)\n", strerror(-ret));
 		return 77;
@@ -872,15 +873,14 @@ static int main_uring(void)
 	/* Buffers inside a registered arena: the fixed path. */
 	arena = xalign(arena_size);
 	ret = wtio_io_backend_init(&be, WTIO_BACKEND_IO_URING, arena,
-				   arena_size, 0, NULL);
+				   arena_size, 0);
 	CHECK(ret == 0, "io_uring with arena %d", ret);
 	if (!ret) {
 		basic_roundtrip(&be, "io_uring-fixed", arena, arena_size);
 		wtio_io_backend_exit(&be);
 	}
 	ret = wtio_io_backend_init(&be, WTIO_BACKEND_IO_URING, arena,
-				   arena_size, WTIO_CONFIG_NO_FIXED_BUFFERS,
-				   NULL);
+				   arena_size, WTIO_CONFIG_NO_FIXED_BUFFERS);
 	CHECK(ret == 0, "io_uring no fixed %d", ret);
 	if (!ret) {
 		basic_roundtrip(&be, "io_uring-nofixed", arena, arena_size);
@@ -911,19 +911,19 @@ int main(int argc, char **argv)
 	}
 
 	/* Selection. */
-	ret = wtio_io_backend_init(&be, WTIO_BACKEND_FAULT, NULL, 0, 0, NULL);
+	ret = wtio_io_backend_setup(&be, &wtio_io_fault_ops, NULL, NULL, 0, 0);
 	CHECK(ret == -EINVAL, "FAULT without a recorder gives %d", ret);
-	ret = wtio_io_backend_init(&be, 99, NULL, 0, 0, NULL);
+	ret = wtio_io_backend_init(&be, 99, NULL, 0, 0);
 	CHECK(ret == -EINVAL, "unknown kind gives %d", ret);
-	ret = wtio_io_backend_init(&be, WTIO_BACKEND_AUTO, NULL, 0, 0, NULL);
+	ret = wtio_io_backend_init(&be, WTIO_BACKEND_AUTO, NULL, 0, 0);
 	CHECK(ret == 0, "AUTO gives %d", ret);
 	if (!ret) {
-		printf("ok: AUTO chose %s\n", be.ops->name);
+		printf("ok: AUTO chose %s\n", wtio_io_name(&be));
 		basic_roundtrip(&be, "auto", NULL, 0);
 		wtio_io_backend_exit(&be);
 	}
 
-	ret = wtio_io_backend_init(&be, WTIO_BACKEND_PSYNC, NULL, 0, 0, NULL);
+	ret = wtio_io_backend_init(&be, WTIO_BACKEND_PSYNC, NULL, 0, 0);
 	CHECK(ret == 0, "PSYNC gives %d", ret);
 	if (!ret) {
 		basic_roundtrip(&be, "psync", NULL, 0);
@@ -931,7 +931,7 @@ int main(int argc, char **argv)
 	}
 
 	f = wtio_fault_create();
-	ret = wtio_io_backend_init(&be, WTIO_BACKEND_FAULT, NULL, 0, 0, f);
+	ret = wtio_io_backend_setup(&be, &wtio_io_fault_ops, f, NULL, 0, 0);
 	CHECK(ret == 0, "FAULT gives %d", ret);
 	if (!ret) {
 		basic_roundtrip(&be, "fault", NULL, 0);

@@ -9,7 +9,7 @@
  * completes it.
  */
 #include "helpers.h"
-#include "io.h"
+#include "io/ops.h"
 
 static struct wtio_io_req *held;
 static int reaps, failures;
@@ -49,23 +49,40 @@ static unsigned int fake_inflight(struct wtio_io_backend *be)
 	return held != NULL;
 }
 
+static int fake_setup(struct wtio_io_backend *be)
+{
+	(void)be;
+	return 0;
+}
+
+static void fake_teardown(struct wtio_io_backend *be)
+{
+	(void)be;
+}
+
 static const struct wtio_io_ops fake_ops = {
+	.version = WTIO_IO_OPS_VERSION,
 	.name = "fake",
+	.setup = fake_setup,
+	.teardown = fake_teardown,
 	.submit = fake_submit,
 	.reap = fake_reap,
 	.inflight = fake_inflight,
+	.set_size = wtio_io_ftruncate,
 };
 
 int main(void)
 {
-	struct wtio_io_backend be = { .ops = &fake_ops };
+	struct wtio_io_backend be;
 	static char buf[4096];
 	struct iovec v = { buf, sizeof(buf) };
 	struct wtio_io_req req = {
-		.op = WTIO_IO_WRITE, .fd = -1, .off = 0, .iov = &v, .iovcnt = 1,
+		/* Any valid descriptor: the fake backend never uses it. */
+		.op = WTIO_IO_WRITE, .fd = 0, .off = 0, .iov = &v, .iovcnt = 1,
 	};
 	ssize_t res;
 
+	CHECK_OK(wtio_io_backend_setup(&be, &fake_ops, NULL, NULL, 0, 0));
 	t_watchdog(60, "wtio_io_sync never returned\n");
 	res = wtio_io_sync(&be, &req);
 	CHECKF(completed, "wtio_io_sync returned %zd with its request still "
@@ -75,5 +92,6 @@ int main(void)
 	CHECK_EQ(failures, 4);
 	printf("wtio_io_sync waited through %d hard reap errors (%d reaps) "
 	       "and returned the request's own result\n", failures, reaps);
+	wtio_io_backend_exit(&be);
 	return T_EXIT_PASS;
 }

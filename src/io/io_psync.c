@@ -104,13 +104,6 @@ int wtio_psync_submit_exec(struct wtio_io_backend *be,
 	unsigned int i;
 	int ret;
 
-	for (i = 0; i < nr; i++) {
-		ret = wtio_io_req_check(reqs[i]);
-		if (ret)
-			return ret;
-	}
-	if (!nr)
-		return 0;
 	pts = psync_ts_get(be, true);
 	if (!pts)
 		return -ENOMEM;
@@ -166,10 +159,13 @@ unsigned int wtio_psync_inflight(struct wtio_io_backend *be)
 }
 
 const struct wtio_io_ops wtio_io_psync_ops = {
+	.version	= WTIO_IO_OPS_VERSION,
 	.name		= "psync",
+	.caps		= WTIO_IO_CAP_ATOMIC,
 	.setup		= wtio_psync_setup,
 	.teardown	= wtio_psync_teardown,
 	.submit		= psync_submit,
 	.reap		= wtio_psync_reap,
 	.inflight	= wtio_psync_inflight,
+	.set_size	= wtio_io_ftruncate,
 };

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io_priv.h - what the I/O backends share with each other, not with the
- * cache core: per-(thread, backend) state and the psync engine that the
- * fault backend drives.
+ * io_priv.h - what the built-in backends share with each other, not with
+ * the cache core: per-(thread, backend) state and the queue of finished
+ * requests waiting for reap.
  */
 #ifndef WTIO_IO_PRIV_H
 #define WTIO_IO_PRIV_H
 
-#include "io.h"
+#include "ops.h"
 
 /*
  * Per-thread state of one backend instance ("domain"). A process may run
@@ -87,27 +87,5 @@ static inline int wtio_io_doneq_pop(struct wtio_io_doneq *dq,
 	dq->count--;
 	return 1;
 }
-
-/* Do one request synchronously with preadv2/pwritev2/fsync/fdatasync. */
-ssize_t wtio_psync_do(const struct wtio_io_req *req);
-
-/*
- * The psync engine with a pluggable executor: requests run synchronously
- * inside submit and their results wait in a per-thread queue for reap.
- */
-typedef ssize_t (*wtio_psync_exec_fn)(struct wtio_io_backend *be,
-				      const struct wtio_io_req *req);
-
-int wtio_psync_setup(struct wtio_io_backend *be);
-void wtio_psync_teardown(struct wtio_io_backend *be);
-int wtio_psync_submit_exec(struct wtio_io_backend *be,
-			   struct wtio_io_req **reqs, unsigned int nr,
-			   wtio_psync_exec_fn exec);
-int wtio_psync_reap(struct wtio_io_backend *be, unsigned int min_complete,
-		    const struct timespec *timeout);
-unsigned int wtio_psync_inflight(struct wtio_io_backend *be);
-
-/* Validate a read/write/flush request before anything is queued. */
-int wtio_io_req_check(const struct wtio_io_req *req);
 
 #endif /* WTIO_IO_PRIV_H */

@@ -221,13 +221,6 @@ static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 	unsigned int i;
 	int ret = 0;
 
-	for (i = 0; i < nr; i++) {
-		ret = wtio_io_req_check(reqs[i]);
-		if (ret)
-			return ret;
-	}
-	if (!nr)
-		return 0;
 	uts = uring_ts_get(be, &ret);
 	if (!uts)
 		return ret;
@@ -424,7 +417,7 @@ static int uring_setup(struct wtio_io_backend *be)
 	ud->setup_flags = URING_WANT_FLAGS;
 
 	if (be->arena && be->arena_size &&
-	    !(be->flags & WTIO_CONFIG_NO_FIXED_BUFFERS)) {
+	    wtio_io_can(be, WTIO_IO_CAP_FIXED_BUFS)) {
 		ud->nr_bufs = (unsigned int)((be->arena_size +
 					      URING_BUF_CHUNK - 1) /
 					     URING_BUF_CHUNK);
@@ -449,6 +442,8 @@ static int uring_setup(struct wtio_io_backend *be)
 		free(ud);
 		return ret;
 	}
+	if (!ud->bufs)
+		be->caps &= ~WTIO_IO_CAP_FIXED_BUFS;
 	be->private = ud;
 	return 0;
 }
@@ -516,11 +511,6 @@ static int uring_chan_submit(struct wtio_io_chan *chan,
 	unsigned int i, queued;
 	int ret = 0, err = 0;
 
-	for (i = 0; i < nr; i++) {
-		ret = wtio_io_req_check(reqs[i]);
-		if (ret)
-			return ret;
-	}
 	pthread_mutex_lock(&uc->sq_lock);
 	for (i = 0; i < nr; i++) {
 		while (!(sqe = io_uring_get_sqe(&uc->ring))) {
@@ -598,12 +588,16 @@ static void uring_chan_close(struct wtio_io_chan *chan)
 }
 
 const struct wtio_io_ops wtio_io_uring_ops = {
+	.version	= WTIO_IO_OPS_VERSION,
 	.name		= "io_uring",
+	.caps		= WTIO_IO_CAP_CHANNELS | WTIO_IO_CAP_ASYNC |
+			  WTIO_IO_CAP_FIXED_BUFS | WTIO_IO_CAP_ATOMIC,
 	.setup		= uring_setup,
 	.teardown	= uring_teardown,
 	.submit		= uring_submit,
 	.reap		= uring_reap,
 	.inflight	= uring_inflight,
+	.set_size	= wtio_io_ftruncate,
 	.chan_open	= uring_chan_open,
 	.chan_submit	= uring_chan_submit,
 	.chan_reap	= uring_chan_reap,

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io.c - backend selection and setup, and the wrappers through which the
+ * core calls a backend: each request is checked here, once, for every
+ * backend, and capability flags (not the table's members) say what a
+ * backend can do.
+ */
+#include <errno.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "wtio_config.h"
+#include "wtio.h"
+#include "ops.h"
+
+int wtio_io_req_check(const struct wtio_io_req *req)
+{
+	if (!req || !req->end_io || req->fd < 0)
+		return -EINVAL;
+	switch (req->op) {
+	case WTIO_IO_READ:
+	case WTIO_IO_WRITE:
+		if (!req->iov || req->iovcnt < 1 ||
+		    req->iovcnt > WTIO_IO_MAX_IOVECS || req->off < 0)
+			return -EINVAL;
+		return 0;
+	case WTIO_IO_FSYNC:
+	case WTIO_IO_FDATASYNC:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int wtio_io_ftruncate(struct wtio_io_backend *be, int fd, off_t size)
+{
+	int ret;
+
+	do {
+		ret = ftruncate(fd, size);
+	} while (ret < 0 && errno == EINTR);
+	return ret < 0 ? -errno : 0;
+}
+
+/* What every table must have; the channel ops where it says CHANNELS. */
+static bool ops_complete(const struct wtio_io_ops *ops)
+{
+	if (ops->version != WTIO_IO_OPS_VERSION || !ops->name ||
+	    !ops->setup || !ops->teardown || !ops->submit || !ops->reap ||
+	    !ops->inflight || !ops->set_size)
+		return false;
+	return !(ops->caps & WTIO_IO_CAP_CHANNELS) ||
+	       (ops->chan_open && ops->chan_submit && ops->chan_reap &&
+		ops->chan_close);
+}
+
+int wtio_io_backend_setup(struct wtio_io_backend *be,
+			  const struct wtio_io_ops *ops, void *arg,
+			  void *arena, size_t arena_size, unsigned int flags)
+{
+	int ret;
+
+	if (!be || !ops || !ops_complete(ops))
+		return -EINVAL;
+	memset(be, 0, sizeof(*be));
+	be->ops = ops;
+	be->caps = ops->caps;
+	be->arg = arg;
+	be->arena = arena;
+	be->arena_size = arena ? arena_size : 0;
+	be->flags = flags;
+	if (flags & WTIO_CONFIG_NO_FIXED_BUFFERS)
+		be->caps &= ~WTIO_IO_CAP_FIXED_BUFS;
+	ret = ops->setup(be);
+	if (ret)
+		memset(be, 0, sizeof(*be));
+	return ret;
+}
+
+int wtio_io_backend_init(struct wtio_io_backend *be, unsigned int kind,
+			 void *arena, size_t arena_size, unsigned int flags)
+{
+	int ret;
+
+	switch (kind) {
+	case WTIO_BACKEND_AUTO:
+#if WTIO_HAVE_IO_URING
+		/* Anything io_uring cannot do here, psync can. */
+		if (wtio_io_backend_setup(be, &wtio_io_uring_ops, NULL, arena,
+					  arena_size, flags) == 0)
+			return 0;
+#endif
+		return wtio_io_backend_setup(be, &wtio_io_psync_ops, NULL,
+					     arena, arena_size, flags);
+	case WTIO_BACKEND_IO_URING:
+#if WTIO_HAVE_IO_URING
+		ret = wtio_io_backend_setup(be, &wtio_io_uring_ops, NULL,
+					    arena, arena_size, flags);
+		/* Out of memory is not "unsupported": let the caller see it. */
+		if (ret && ret != -ENOMEM)
+			ret = -EOPNOTSUPP;
+		return ret;
+#else
+		(void)ret;
+		return -EOPNOTSUPP;
+#endif
+	case WTIO_BACKEND_PSYNC:
+		return wtio_io_backend_setup(be, &wtio_io_psync_ops, NULL,
+					     arena, arena_size, flags);
+	}
+	return -EINVAL;
+}
+
+void wtio_io_backend_exit(struct wtio_io_backend *be)
+{
+	if (!be || !be->ops)
+		return;
+	be->ops->teardown(be);
+	memset(be, 0, sizeof(*be));
+}
+
+const char *wtio_io_name(const struct wtio_io_backend *be)
+{
+	return be->ops->name;
+}
+
+/* The submit prologue of every backend: check all before starting any. */
+static int reqs_check(struct wtio_io_req **reqs, unsigned int nr)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < nr; i++) {
+		ret = wtio_io_req_check(reqs[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int wtio_io_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
+		   unsigned int nr)
+{
+	int ret = reqs_check(reqs, nr);
+
+	if (ret || !nr)
+		return ret;
+	return be->ops->submit(be, reqs, nr);
+}
+
+int wtio_io_reap(struct wtio_io_backend *be, unsigned int min_complete,
+		 const struct timespec *timeout)
+{
+	return be->ops->reap(be, min_complete, timeout);
+}
+
+unsigned int wtio_io_inflight(struct wtio_io_backend *be)
+{
+	return be->ops->inflight(be);
+}
+
+int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size)
+{
+	if (fd < 0 || size < 0)
+		return -EINVAL;
+	return be->ops->set_size(be, fd, size);
+}
+
+struct wtio_io_chan *wtio_io_chan_open(struct wtio_io_backend *be,
+				       unsigned int depth, int *err)
+{
+	struct wtio_io_chan *chan;
+
+	if (!wtio_io_can(be, WTIO_IO_CAP_CHANNELS)) {
+		*err = -EOPNOTSUPP;
+		return NULL;
+	}
+	chan = be->ops->chan_open(be, depth, err);
+	if (chan)
+		chan->be = be;
+	return chan;
+}
+
+int wtio_io_chan_submit(struct wtio_io_chan *chan, struct wtio_io_req **reqs,
+			unsigned int nr)
+{
+	int ret = reqs_check(reqs, nr);
+
+	if (ret || !nr)
+		return ret;
+	return chan->be->ops->chan_submit(chan, reqs, nr);
+}
+
+int wtio_io_chan_reap(struct wtio_io_chan *chan, unsigned int min,
+		      const struct timespec *timeout)
+{
+	return chan->be->ops->chan_reap(chan, min, timeout);
+}
+
+void wtio_io_chan_close(struct wtio_io_chan *chan)
+{
+	if (chan)
+		chan->be->ops->chan_close(chan);
+}
