@@ -57,15 +57,17 @@ enum wtio_backend {
  */
 struct wtio_config {
 	/* Cache memory budget in bytes. Default: 1/8 of physical memory,
-	 * at most 4 GiB. Must hold at least WTIO_MIN_FOLIOS folios. */
+	 * at least 64 MiB and at most 1 GiB. Must hold at least
+	 * WTIO_MIN_FOLIOS folios, and be at most 2^46 bytes. */
 	uint64_t cache_size;
 	/* Folio size in bytes: a power of two from 4 KiB to 1 MiB.
 	 * Default 4 KiB. Per-block state inside a folio is kept at the
-	 * file's block size (its direct I/O alignment, at least 512 bytes
-	 * and at least folio_size / 64). */
+	 * file's block size: the filesystem's block size, at least its
+	 * direct I/O alignment and 512 bytes, at least folio_size / 64 and
+	 * at most folio_size. */
 	uint32_t folio_size;
-	/* Background flusher threads. Default 1, like the kernel's one
-	 * writeback worker per device. */
+	/* Background flusher threads, at most 64. Default 1, like the
+	 * kernel's one writeback worker per device. */
 	uint32_t nr_flushers;
 	/* Writeback starts when dirty data exceeds this percentage of the
 	 * budget. Default 10. */
@@ -80,12 +82,13 @@ struct wtio_config {
 	uint32_t dirty_expire_ms;
 	/* How often flushers look for expired data. Default 5000 ms. */
 	uint32_t writeback_interval_ms;
-	/* Largest single I/O wtio builds. Default 1 MiB. */
+	/* Largest single I/O wtio builds: a multiple of 4096, at least
+	 * folio_size and at most 64 MiB. Default 1 MiB. */
 	uint32_t max_io_size;
 	/* Largest sequential readahead window, at most cache_size / 4
 	 * (-EINVAL above). Default 128 KiB, or cache_size / 4 when that is
-	 * smaller; 0 after wtio_config_init() turns readahead off only if
-	 * WTIO_CONFIG_NO_READAHEAD is set in flags. */
+	 * smaller. 0 means the default; WTIO_CONFIG_NO_READAHEAD in flags
+	 * turns readahead off whatever the value. */
 	uint32_t readahead_max;
 	/* One of enum wtio_backend. */
 	uint32_t backend;
@@ -96,7 +99,8 @@ struct wtio_config {
 	/* Stripe geometry override in bytes, for every file of the context.
 	 * 0 = take it from the filesystem (XFS sunit/swidth) or the block
 	 * device (sysfs minimum/optimal I/O size). stripe_unit must be a
-	 * multiple of 4096 and stripe_width a multiple of stripe_unit. */
+	 * multiple of 4096 and stripe_width a multiple of stripe_unit
+	 * (0: one unit; a width without a unit is -EINVAL). */
 	uint32_t stripe_unit;
 	uint32_t stripe_width;
 };
@@ -121,18 +125,21 @@ void wtio_config_init(struct wtio_config *cfg);
 
 /*
  * Create a context. cfg may be NULL for the defaults. Returns 0 and sets
- * *ctxp, or -EINVAL (bad configuration), -ENOMEM, -EOPNOTSUPP (the
- * requested backend cannot work here).
+ * *ctxp, or -EINVAL (bad configuration, or ctxp NULL), -ENOMEM,
+ * -EOPNOTSUPP (the requested backend cannot work here), -EAGAIN (a
+ * flusher thread could not be started).
  */
 int wtio_ctx_create(const struct wtio_config *cfg, struct wtio_ctx **ctxp);
 
 /*
  * Destroy a context. Every file must be closed first (-EBUSY otherwise,
- * and nothing is destroyed).
+ * and nothing is destroyed), and every queue destroyed. -EINVAL for a
+ * NULL ctx.
  */
 int wtio_ctx_destroy(struct wtio_ctx *ctx);
 
-/* The name of the backend a context uses ("io_uring", "psync", "fault"). */
+/* The name of the backend a context uses ("io_uring", "psync", "fault"),
+ * or NULL for a NULL ctx. */
 const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
 
 /*
@@ -144,7 +151,9 @@ const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
  * writes) before returning. */
 #define WTIO_DSYNC		(1u << 1)
 /* With WTIO_WRITETHROUGH: take the file lock shared for non-extending
- * writes. Overlapping concurrent writes may then mix across folios. */
+ * writes. Overlapping concurrent writes may then mix across folios.
+ * Without WTIO_WRITETHROUGH or WTIO_ATOMIC: -EINVAL; with WTIO_ATOMIC it
+ * has no effect. */
 #define WTIO_NOSERIAL		(1u << 2)
 /* Drop the folios this call used as soon as their I/O (or the read
  * copy) completes. */
@@ -158,31 +167,36 @@ const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
 
 /*
  * Open path through ctx. oflags: O_RDONLY, O_WRONLY or O_RDWR, plus
- * O_CREAT, O_EXCL, O_TRUNC, O_DSYNC, O_SYNC, O_CLOEXEC (implied), O_NOATIME.
+ * O_CREAT, O_EXCL, O_TRUNC (not with O_RDONLY), O_DSYNC, O_SYNC,
+ * O_NOATIME, and O_CLOEXEC, O_DIRECT, O_LARGEFILE (all three implied).
  * O_DSYNC/O_SYNC make every write behave as WTIO_DSYNC. mode is used with
  * O_CREAT. default_flags is OR'd into the flags of every call on the
  * returned handle (e.g. WTIO_WRITETHROUGH for a write-through file).
  *
  * Two opens of the same file in one context share one cache of it.
  * Returns 0 and sets *filep, or a negative errno: those of open(2) on the
- * path, -EINVAL for unknown oflags or flags, -EOPNOTSUPP for a flag this
- * build does not implement, or when the filesystem refuses O_DIRECT.
+ * path, -EINVAL for unknown oflags or flags (or a NULL argument, or a
+ * path that is not a regular file), -EISDIR for a directory, -ENOENT for
+ * an empty path, -ENOMEM, -EOPNOTSUPP for a flag this build does not
+ * implement, or when the filesystem refuses O_DIRECT or its direct I/O
+ * alignment is larger than the folio size.
  */
 int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	      mode_t mode, unsigned int default_flags,
 	      struct wtio_file **filep);
 
 /*
- * Write back the file's dirty data, make the on-disk size exact and close.
- * Returns 0, or the first writeback error this handle had not yet seen
- * (the handle is closed either way).
+ * Write back the file's dirty data, make the on-disk size exact and close
+ * (a read-only handle only closes). Returns 0, or the first writeback
+ * error this handle had not yet seen (the handle is closed either way),
+ * or -EBADF for a NULL or closed handle.
  */
 int wtio_close(struct wtio_file *file);
 
 /*
  * Read up to len bytes at off. Returns the number of bytes read (0 at or
  * beyond end of file), or a negative errno. flags: WTIO_DONTCACHE,
- * WTIO_NOWAIT.
+ * WTIO_NOWAIT (others: -EINVAL). -EBADF on a write-only handle.
  */
 ssize_t wtio_pread(struct wtio_file *file, void *buf, size_t len, off_t off,
 		   unsigned int flags);
@@ -192,8 +206,12 @@ ssize_t wtio_preadv(struct wtio_file *file, const struct iovec *iov,
 /*
  * Write len bytes at off. Any offset and length; partial blocks are
  * read-modify-written through the cache. Returns the number of bytes
- * written or a negative errno. A short count means an error stopped the
- * write after that many bytes.
+ * written or a negative errno. A short count means an error (or the
+ * filesystem's size limit) stopped the write after that many bytes.
+ * -EBADF on a read-only handle; -EINVAL for a negative offset or an end
+ * past the largest off_t; -EFBIG at or past the filesystem's largest
+ * file size. A write-back write's later I/O errors are reported by
+ * fsync and close.
  */
 ssize_t wtio_pwrite(struct wtio_file *file, const void *buf, size_t len,
 		    off_t off, unsigned int flags);
@@ -225,7 +243,9 @@ int wtio_sync_range(struct wtio_file *file, off_t off, off_t nbytes,
 /*
  * Set the file's size. Shrinking drops cached data past the new size
  * (after waiting for I/O in flight on it); growing reads back zeros.
- * The backing file changes at once.
+ * The backing file changes at once. Returns 0 or a negative errno:
+ * -EINVAL for a negative length, -EBADF on a read-only handle, -EFBIG
+ * past the filesystem's largest file size, or ftruncate(2)'s.
  */
 int wtio_ftruncate(struct wtio_file *file, off_t length);
 
@@ -244,7 +264,8 @@ struct wtio_file_info {
 	char stripe_source[16];		/* "xfs", "sysfs", "config", "none" */
 };
 
-/* Fill *info for an open file. Returns 0 or a negative errno. */
+/* Fill *info for an open file. Returns 0 or a negative errno (-EBADF,
+ * -EINVAL for a NULL info). */
 int wtio_file_info(struct wtio_file *file, struct wtio_file_info *info);
 
 /*
@@ -255,8 +276,9 @@ int wtio_file_info(struct wtio_file *file, struct wtio_file_info *info);
  * A write submitted with WTIO_WRITETHROUGH is copied into the cache and
  * its I/O started before submit returns, so the caller may reuse the
  * buffer at once; its completion carries the byte count or the error.
- * A write without WTIO_WRITETHROUGH (write-back) and a read are done
- * before submit returns and complete at once. A read's buffer must stay
+ * A write without WTIO_WRITETHROUGH (write-back), an untorn write
+ * (WTIO_ATOMIC) and a read are done before submit returns and complete
+ * at once. A read's buffer must stay
  * valid until its completion is reaped.
  */
 struct wtio_queue;
@@ -266,16 +288,18 @@ struct wtio_cqe {
 	int64_t res;		/* bytes done, or a negative errno */
 };
 
-/* Create a queue of up to depth requests in flight (1..4096). */
+/* Create a queue of up to depth requests in flight (1..4096, else
+ * -EINVAL). Returns 0 or a negative errno. */
 int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 		      struct wtio_queue **queuep);
-/* Wait for everything in flight, then free the queue. */
+/* Wait for every I/O in flight, then free the queue (completions not
+ * reaped are dropped). The context must still exist. */
 int wtio_queue_destroy(struct wtio_queue *queue);
 
 /* Submit one write or read. Returns 0 when queued (its result comes as a
  * completion), -EAGAIN when depth requests are already in flight (reap
- * first), or the errno that a synchronous call would return for bad
- * arguments (then no completion is posted). */
+ * first), -ENOMEM, or the errno that a synchronous call would return for
+ * bad arguments (then no completion is posted). */
 int wtio_queue_pwrite(struct wtio_queue *queue, struct wtio_file *file,
 		      const void *buf, size_t len, off_t off,
 		      unsigned int flags, uint64_t user_data);
@@ -285,13 +309,14 @@ int wtio_queue_pread(struct wtio_queue *queue, struct wtio_file *file,
 
 /*
  * Reap completions into cqes (up to max), waiting until at least min are
- * available or timeout_ns passes (timeout_ns < 0: no limit). Returns the
- * number stored (possibly fewer than min on timeout) or a negative errno.
+ * available or timeout_ns passes (timeout_ns < 0: no limit), but never
+ * for more than are in flight. Returns the number stored (possibly fewer
+ * than min on timeout) or -EINVAL (cqes NULL with max > 0, min > max).
  */
 int wtio_queue_reap(struct wtio_queue *queue, struct wtio_cqe *cqes,
 		    unsigned int max, unsigned int min, int64_t timeout_ns);
 
-/* Requests submitted and not yet reaped. */
+/* Requests submitted and not yet reaped (0 for a NULL queue). */
 unsigned int wtio_queue_inflight(const struct wtio_queue *queue);
 
 /*
@@ -323,10 +348,12 @@ struct wtio_stats {
 	uint64_t atomic_writes;		/* untorn writes completed */
 };
 
-/* Fill *st with the context's counters. */
+/* Fill *st with the context's counters. Returns 0, or -EINVAL for a NULL
+ * argument. */
 int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st);
 
-/* Human-readable text for a wtio error value (negative errno). */
+/* Human-readable text for a wtio error value (negative errno; a positive
+ * one is taken as its negative). */
 const char *wtio_strerror(int err);
 
 #ifdef __cplusplus
