@@ -9,7 +9,7 @@
 # The build's compiler stands for "cc" (CC, from meson), its sanitizer
 # flags are added (B_SANITIZE), and -luring is dropped when the build has
 # no liburing (WITH_URING=0).
-# Exit 0 pass, 1 fail, 77 when there is no compiler to run.
+# Exit 0 pass, 1 fail, 77 without a compiler or in a -Dfuzz=true build.
 set -uo pipefail
 
 src=${1:?usage: readme-example.sh SRCDIR LIBWTIO_A}
@@ -17,6 +17,10 @@ lib=${2:?usage: readme-example.sh SRCDIR LIBWTIO_A}
 readme=$src/README.md
 cc=${CC:-cc}
 
+if [ "${FUZZ:-0}" = 1 ]; then
+	echo "readme-example: SKIP: a -Dfuzz=true library links only with libFuzzer"
+	exit 77
+fi
 if ! command -v "$cc" >/dev/null 2>&1; then
 	echo "readme-example: SKIP: no compiler $cc"
 	exit 77
