@@ -207,6 +207,11 @@ struct wtio_ctx *shim_ctx(void)
 	int ret;
 
 	pthread_mutex_lock(&ctx_lock);
+	if (!ctx && !ctx_failed && !shim_sys_ok()) {
+		/* libwtio's calls would reach the interposers instead */
+		ctx_failed = true;
+		shim_complain("libc lacks a function libwtio calls; serving nothing");
+	}
 	if (!ctx && !ctx_failed) {
 		wtio_config_init(&cfg);
 		if (shim_cfg.cache_size)

@@ -65,6 +65,25 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 		}						\
 	} while (0)
 
+/* libwtio's own open, installed in its system call table (real.c): a
+ * served file's descriptor must be the program's description (one
+ * description per leased file), and a descriptor parked for the file is
+ * reused before a new one is opened. */
+int shim_lib_open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	int fd;
+
+	MODE_ARG(flags, mode);
+	if (shim_handoff_fd >= 0) {
+		fd = real.fcntl(shim_handoff_fd, F_DUPFD_CLOEXEC, 3);
+		shim_handoff_fd = -1;
+		return fd;
+	}
+	fd = shim_unpark(AT_FDCWD, path, flags);
+	return fd >= 0 ? fd : real.open(path, flags, mode);
+}
+
 SHIM_API int open(const char *path, int flags, ...)
 {
 	mode_t mode = 0;

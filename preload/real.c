@@ -1,17 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * real.c - find the next definition (libc's) of every interposed function,
- * once, thread-safely, with dlsym(RTLD_NEXT).
+ * once, thread-safely, with dlsym(RTLD_NEXT), and hand libwtio the ones
+ * it calls itself (src/sys.h), so that its calls never come back through
+ * the interposers.
  */
 #include <dlfcn.h>
 #include <pthread.h>
 
 #include "shim.h"
+#include "sys.h"
 
 struct real_fns real;
 __thread int shim_busy;
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+static bool sys_ok;
 
 #define R(name) real.name = (__typeof__(real.name))dlsym(RTLD_NEXT, #name)
 
@@ -29,7 +33,36 @@ static void resolve(void)
 	R(__xstat); R(__lxstat); R(__fxstat); R(__fxstatat);
 }
 
+/* libwtio's table: every call the next definition (libc's, liburing's),
+ * but open and close, whose meaning for served files the shim keeps
+ * (shim_lib_open: the program's description; shim_close_internal: a
+ * descriptor of a file the program holds record locks on stays open).
+ * Done before any context exists: shim_ctx refuses to make one without. */
+static void install_sys(void)
+{
+	struct wtio_sys t;
+
+#define NEXT(ret, name, params) \
+	t.name = (__typeof__(t.name))dlsym(RTLD_NEXT, #name);
+	WTIO_SYS_CALLS(NEXT)
+#undef NEXT
+	t.open = shim_lib_open;
+	t.close = shim_close_internal;
+	sys_ok = wtio_sys_set(&t) == 0;
+}
+
+bool shim_sys_ok(void)
+{
+	return sys_ok;
+}
+
+static void resolve_all(void)
+{
+	resolve();
+	install_sys();
+}
+
 void shim_resolve(void)
 {
-	pthread_once(&resolve_once, resolve);
+	pthread_once(&resolve_once, resolve_all);
 }

@@ -103,7 +103,10 @@ struct real_fns {
 	int (*__fxstatat)(int, int, const char *, struct stat *, int);
 };
 extern struct real_fns real;
+/* Also hands libwtio its system calls (src/sys.h): the next definitions,
+ * and shim_lib_open / shim_close_internal for its open and close. */
 void shim_resolve(void);
+bool shim_sys_ok(void);		/* false: libwtio's table was refused */
 
 /* True while this thread is inside wtio or the shim's own bookkeeping:
  * every interposed call then goes straight to the real function. */
@@ -233,9 +236,10 @@ int shim_lease_take(int fd);
 void shim_lease_drop(int fd);
 void shim_lease_kick(void);		/* make the thread look now */
 void shim_lease_atfork_child(void);
-/* open.c: while >= 0, libwtio's next open (shim_busy) gets a dup of this
- * descriptor instead of a new open file description of the file. */
+/* open.c: while >= 0, libwtio's next open (shim_lib_open) gets a dup of
+ * this descriptor instead of a new open file description of the file. */
 extern __thread int shim_handoff_fd;
+int shim_lib_open(const char *path, int flags, ...);
 
 /* ---- locks.c: the program's POSIX record locks vs the shim's closes ---- */
 /* Before the program takes a POSIX record lock (F_SETLK/F_SETLKW) on fd. */

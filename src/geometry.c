@@ -18,6 +18,7 @@
  * structure.
  */
 #include "geometry.h"
+#include "sys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -175,9 +176,9 @@ static int geo_statx(int fd, struct wtio_statx *stx)
 {
 #ifdef SYS_statx
 	memset(stx, 0, sizeof(*stx));
-	if (syscall(SYS_statx, fd, "", AT_EMPTY_PATH,
-		    WTIO_STATX_BASIC_STATS | WTIO_STATX_DIOALIGN |
-		    WTIO_STATX_WRITE_ATOMIC, stx) == 0)
+	if (wtio_sys_syscall(SYS_statx, fd, "", AT_EMPTY_PATH,
+			     WTIO_STATX_BASIC_STATS | WTIO_STATX_DIOALIGN |
+			     WTIO_STATX_WRITE_ATOMIC, stx) == 0)
 		return 0;
 	return -errno;
 #else
@@ -215,11 +216,11 @@ static int read_sysfs_u64(const char *path, uint64_t *val)
 	ssize_t n;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = wtio_sys_open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	n = wtio_sys_read(fd, buf, sizeof(buf) - 1);
+	wtio_sys_close(fd);
 	if (n <= 0)
 		return -EIO;
 	buf[n] = '\0';
@@ -259,11 +260,11 @@ static int stripe_from_xfs(int fd, struct wtio_geometry *geo)
 	uint64_t unit, width;
 
 	memset(&g, 0, sizeof(g));
-	if (ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY, &g) != 0) {
+	if (wtio_sys_ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY, &g) != 0) {
 		struct wtio_xfs_fsop_geom_v4 g4;
 
 		memset(&g4, 0, sizeof(g4));
-		if (ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY_V4, &g4) != 0)
+		if (wtio_sys_ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY_V4, &g4) != 0)
 			return 0;
 		g.blocksize = g4.blocksize;
 		g.sunit = g4.sunit;
@@ -341,7 +342,7 @@ int wtio_geometry_probe(int fd, struct wtio_geometry *geo)
 		/* Old kernel or a seccomp filter: fstat still works. */
 		struct stat st;
 
-		if (fstat(fd, &st) != 0)
+		if (wtio_sys_fstat(fd, &st) != 0)
 			return -errno;
 		memset(&stx, 0, sizeof(stx));
 		mode = st.st_mode;

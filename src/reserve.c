@@ -68,6 +68,7 @@
 #include "reserve.h"
 #include "ctx.h"
 #include "inode.h"
+#include "sys.h"
 
 #define RESV_UNKNOWN	0
 #define RESV_TRACK	1
@@ -103,7 +104,7 @@ static int resv_falloc_mode(struct wtio_inode *inode, int mode, int64_t off,
 {
 	if (len <= 0)
 		return 0;
-	while (fallocate(inode->fd, mode, off, len) != 0)
+	while (wtio_sys_fallocate(inode->fd, mode, off, len) != 0)
 		if (errno != EINTR)
 			return -errno;
 	return 0;
@@ -124,7 +125,7 @@ static void resv_cow_probe(struct wtio_inode *inode);
 /* First write: what the file already has allocated from offset 0. */
 static void resv_init(struct wtio_inode *inode)
 {
-	off_t hole = lseek(inode->fd, 0, SEEK_HOLE);
+	off_t hole = wtio_sys_lseek(inode->fd, 0, SEEK_HOLE);
 
 	inode->resv_start = 0;
 	inode->resv_end = hole > 0 ? hole : 0;
@@ -181,8 +182,8 @@ static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 	if (inode->resv_state != RESV_TRACK)
 		return;
 	if (inode->resv_max > from)
-		fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-			  from, inode->resv_max - from);
+		wtio_sys_fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+				   from, inode->resv_max - from);
 	if (inode->resv_max > size)
 		inode->resv_max = size;
 	if (inode->resv_end > size)
@@ -294,7 +295,7 @@ static void resv_cow_probe(struct wtio_inode *inode)
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
 		fm->fm_extent_count = 64;
-		if (ioctl(inode->fd, FS_IOC_FIEMAP, fm) != 0) {
+		if (wtio_sys_ioctl(inode->fd, FS_IOC_FIEMAP, fm) != 0) {
 			if (errno == EINTR)
 				continue;
 			return;
