@@ -168,8 +168,6 @@ ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
 		return wtio_atomic_write(file, iov, iovcnt, off, flags);
 	if (flags & WTIO_WRITETHROUGH)
 		return wtio_writethrough(file, iov, iovcnt, off, flags);
-	if (flags & WTIO_DSYNC)
-		return wtio_write_dsync_writeback(file, iov, iovcnt, off, flags);
 	return wtio_buffered_write(file, iov, iovcnt, off, flags);
 }
 

@@ -28,6 +28,7 @@
 #include "inode.h"
 #include "size.h"
 #include "write.h"
+#include "write_iter.h"
 #include "writeback.h"
 
 /* Rounds of flushing before the range is given up as unsettleable: each
@@ -37,7 +38,7 @@
  * reports if it fails again). */
 #define ATOMIC_SETTLE_ROUNDS 8
 
-/* Cached folios are filled with the new data only when the range takes
+/* Folios not cached are made for the new data only when the range takes
  * at most this fraction of the cache: a larger write would just evict
  * what others cached for folios that CLOCK takes back at once. */
 #define ATOMIC_POPULATE_DIV 4
@@ -46,24 +47,12 @@ int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len)
 {
 	const struct wtio_geometry *g = &inode->geo;
 
-	/* The device's untorn unit, and a backend that passes RWF_ATOMIC. */
-	if (!g->atomic_unit_max ||
-	    !wtio_io_can(&inode->ctx->io, WTIO_IO_CAP_ATOMIC))
+	if (!g->atomic_unit_max)
 		return -EOPNOTSUPP;
 	if (len & (len - 1) || len < g->atomic_unit_min ||
 	    len > g->atomic_unit_max || off % (off_t)len)
 		return -EINVAL;
 	return 0;
-}
-
-/* Blocks of a folio that [from, to) covers whole. */
-static uint64_t whole_blocks(const struct wtio_inode *inode, uint32_t from,
-			     uint32_t to)
-{
-	uint32_t bs = inode->block_size;
-	uint32_t a = (from + bs - 1) & ~(bs - 1), b = to & ~(bs - 1);
-
-	return b > a ? wtio_ifs_mask(inode, a, b) : 0;
 }
 
 /*
@@ -150,67 +139,6 @@ static int atomic_settle(struct wtio_inode *inode, off_t off, size_t len,
 	return -EIO;
 }
 
-/*
- * The atomic I/O succeeded: the disk holds the new data for the range.
- * Bring the cached folios of the range up to it, under their locks and
- * still under the exclusive file lock, so that no reader sees a mix.
- * Folios not cached are created (without waiting for memory) only for a
- * range small against the cache, and never for WTIO_DONTCACHE, which
- * drops what it updated. A folio that cannot be updated (none can fail
- * here) would only ever be read from the disk, which is right too.
- */
-static void atomic_update_cache(struct wtio_file *file, const char *bounce,
-				off_t off, size_t len, unsigned int flags)
-{
-	struct wtio_inode *inode = file->inode;
-	struct wtio_ctx *ctx = inode->ctx;
-	bool dontcache = flags & WTIO_DONTCACHE;
-	bool populate = !dontcache &&
-		(len >> ctx->folio_shift) <= ctx->nr_folios / ATOMIC_POPULATE_DIV;
-	size_t done = 0;
-
-	while (done < len) {
-		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
-		uint64_t whole = whole_blocks(inode, sp.from, sp.to);
-		const char *src = bounce + done;
-		struct wtio_folio *f;
-
-		done += sp.to - sp.from;
-		f = wtio_folio_lookup(inode, sp.index);
-		if (f) {
-			wtio_folio_lock(f);
-			if (atomic_load(&f->inode) != inode) {
-				/* Evicted meanwhile: the disk has it. */
-				wtio_folio_unlock(f);
-				wtio_folio_put(ctx, f);
-				continue;
-			}
-			/* A flusher may be writing other blocks of it; the
-			 * block state changes only once that is over. */
-			wtio_folio_wait_writeback(f);
-		} else {
-			if (!populate || !whole)
-				continue;
-			f = wtio_folio_try_create(inode, sp.index);
-			if (!f)
-				continue;
-		}
-		/* Blocks partly covered keep their state: if uptodate,
-		 * they now match the disk (or their dirty bytes, which the
-		 * settle left outside the range); if not, they are read
-		 * from the disk when needed. No block overlapping the range
-		 * is dirty (atomic_settle), so none is written later. */
-		memcpy(f->data + sp.from, src, sp.to - sp.from);
-		if (whole)
-			wtio_ifs_set_uptodate(inode, f, whole);
-		wtio_folio_mark_dropbehind(f, dontcache);
-		wtio_folio_unlock(f);
-		if (dontcache)
-			wtio_folio_drop_behind(ctx, f);
-		wtio_folio_put(ctx, f);
-	}
-}
-
 ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 			  int iovcnt, off_t off, unsigned int flags)
 {
@@ -219,9 +147,9 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	size_t len = 0, align = inode->geo.dio_mem_align;
 	bool nowait = flags & WTIO_NOWAIT;
 	struct wtio_iov_iter it;
-	bool extending, ext;
+	struct wtio_write w;
 	struct iovec bv;
-	int64_t size0;
+	bool ext;
 	char *bounce;
 	ssize_t res;
 	int ret;
@@ -236,21 +164,21 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	wtio_iter_init(&it, iov, iovcnt);
 	wtio_iter_copy(&it, bounce, len, false);
 
-	ret = wtio_rwsem_lock(inode, false, nowait);
+	wtio_write_init(&w, inode, off, len, flags, WTIO_WRITE_CLEAN);
+	/* A DSYNC write that fails its size step undoes its extension. */
+	w.claim = flags & WTIO_DSYNC;
+	/* Cached folios are filled with the new data; new ones are made
+	 * only for a range small against the cache, and never for
+	 * WTIO_DONTCACHE, which drops what it updated. */
+	w.populate = !(flags & WTIO_DONTCACHE) &&
+		(len >> ctx->folio_shift) <= ctx->nr_folios / ATOMIC_POPULATE_DIV;
+	/* Exclusive: see the top of the file. */
+	ret = wtio_write_lock(&w, false);
 	if (ret)
 		goto out_free;
 	ret = atomic_settle(inode, off, len, nowait);
 	if (ret)
 		goto out_unlock;
-	size0 = wtio_inode_size(inode);
-	extending = off + (int64_t)len > size0;
-	/* What a failed extending write left past the size goes first, or
-	 * moving the size over it would show it. */
-	if (extending) {
-		ret = wtio_inode_prepare_extend(inode, nowait);
-		if (ret)
-			goto out_unlock;
-	}
 
 	/* The file lock stays held across the I/O: readers must not mix
 	 * cached old folios with folios read from a disk that may already
@@ -280,25 +208,28 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	}
 	wtio_stat_add(ctx, bytes_written, len);
 	wtio_stat_add(ctx, atomic_writes, 1);
-	/* The size moves only once the data is there. */
-	if (extending)
-		atomic_store(&inode->i_size, off + (int64_t)len);
-	atomic_update_cache(file, bounce, off, len, flags);
-	pthread_rwlock_unlock(&inode->i_rwsem);
-	if (extending && (flags & WTIO_DSYNC)) {
+	/*
+	 * The disk has the new data: bring the cached folios of the range
+	 * up to it (and the size, which moves only now), under their locks
+	 * and still under the exclusive file lock, so that no reader sees
+	 * a mix. A folio that is not updated would only ever be read from
+	 * the disk, which is right too.
+	 */
+	wtio_iter_init(&it, &bv, 1);
+	wtio_write_iter(&w, &it);
+	wtio_write_unlock(&w);
+	if (w.extended && (flags & WTIO_DSYNC)) {
 		ret = wtio_dsync_finish(inode, off + (int64_t)len, false);
 		/* The write fails: as any failed write, it leaves the size
 		 * where it was (the cache past it is cut). */
-		if (ret) {
+		if (ret)
 			wtio_inode_record_error(inode, ret);
-			wtio_inode_undo_extend(inode, size0,
-					       off + (int64_t)len, false);
-		}
 	}
+	wtio_write_finish(&w, ret);
 	goto out_free;
 
 out_unlock:
-	pthread_rwlock_unlock(&inode->i_rwsem);
+	wtio_write_unlock(&w);
 out_free:
 	free(bounce);
 	return ret ? ret : (ssize_t)len;

@@ -57,4 +57,20 @@ static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
 	}
 }
 
+/* Step over n bytes without copying them. */
+static inline void wtio_iter_skip(struct wtio_iov_iter *it, size_t n)
+{
+	while (n && it->idx < it->nr) {
+		size_t chunk = it->iov[it->idx].iov_len - it->off;
+
+		if (chunk > n) {
+			it->off += n;
+			return;
+		}
+		n -= chunk;
+		it->idx++;
+		it->off = 0;
+	}
+}
+
 #endif

@@ -13,25 +13,13 @@
 #include <sys/uio.h>
 
 struct wtio_file;
-struct wtio_folio;
 struct wtio_inode;
-struct wtio_size_undo;
 struct wtio_wb_ctl;
 
 /* ---- buffered_write.c ---- */
+/* A write-back write (WTIO_DSYNC: durable before it returns). */
 ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			    int iovcnt, off_t off, unsigned int flags);
-/* The same, filling *undo (an extension claimed: end it with
- * wtio_inode_tail_end). */
-ssize_t wtio_buffered_write_sized(struct wtio_file *file,
-				  const struct iovec *iov, int iovcnt,
-				  off_t off, unsigned int flags,
-				  struct wtio_size_undo *undo);
-/* Make the partially written blocks of [from, to) uptodate before a copy
- * (zero past isize, read the rest). -EAGAIN if nowait and I/O is needed. */
-int wtio_write_prepare_blocks(struct wtio_inode *inode,
-			      struct wtio_folio *folio, uint32_t from,
-			      uint32_t to, int64_t isize, bool nowait);
 
 /* ---- writethrough.c ---- */
 /*
@@ -49,9 +37,6 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 /* After an extending DSYNC write-through write ending at end: make sure
  * the durable size covers it. */
 int wtio_dsync_finish(struct wtio_inode *inode, int64_t end, bool in_reaper);
-ssize_t wtio_write_dsync_writeback(struct wtio_file *file,
-				   const struct iovec *iov, int iovcnt,
-				   off_t off, unsigned int flags);
 
 /* ---- atomic_write.c ---- */
 /* -EOPNOTSUPP without untorn write support, -EINVAL for a bad shape. */
