@@ -97,6 +97,11 @@ void raid_stats_reset(struct raid_vol *v);
  */
 long raid_verify(struct raid_vol *v, uint64_t *first_bad);
 
+/* Make [off, off + len) read as zeros (any byte range): whole stripes
+ * become holes in every member, the edges are written with zeros. The
+ * caller keeps other I/O off the range meanwhile. */
+int raid_discard(struct raid_vol *v, uint64_t off, uint64_t len);
+
 /* Mark member k failed (its file is closed, not touched): reads
  * reconstruct it. At most 1 (RAID-5) or 2 (RAID-6) at a time. */
 int raid_fail_member(struct raid_vol *v, unsigned int k);

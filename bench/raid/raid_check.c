@@ -8,6 +8,7 @@
 #include "raid_gf.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -151,4 +152,80 @@ int raid_rebuild(struct raid_vol *v)
 		}
 	}
 	return 0;
+}
+
+/* Zero [off, off + len) by writing zeros; sector edges read-modify-write. */
+static int zero_bytes(struct raid_vol *v, uint64_t off, uint64_t len)
+{
+	size_t zlen = (size_t)v->width;
+	uint64_t head = off % RAID_SECTOR;
+	/* Not the thread's scratch: raid_pwrite copies into that. */
+	uint8_t *z = calloc(1, zlen);
+
+	if (!z)
+		return -ENOMEM;
+	while (len) {
+		uint64_t s = off - head;
+		size_t n;
+		ssize_t r;
+
+		if (head || len < RAID_SECTOR) {
+			uint64_t e = head + len < RAID_SECTOR ?
+				     head + len : RAID_SECTOR;
+
+			r = raid_pread(v, z, RAID_SECTOR, s);
+			if (r == RAID_SECTOR) {
+				memset(z + head, 0, (size_t)(e - head));
+				r = raid_pwrite(v, z, RAID_SECTOR, s);
+			}
+			memset(z, 0, RAID_SECTOR);
+			if (r != RAID_SECTOR)
+				goto fail;
+			off = s + e;
+			len -= e - head;
+			head = 0;
+			continue;
+		}
+		n = len - len % RAID_SECTOR;
+		if (n > zlen)
+			n = zlen;
+		r = raid_pwrite(v, z, n, off);
+		if (r != (ssize_t)n) {
+fail:
+			free(z);
+			return r < 0 ? (int)r : -EIO;
+		}
+		off += n;
+		len -= n;
+	}
+	free(z);
+	return 0;
+}
+
+int raid_discard(struct raid_vol *v, uint64_t off, uint64_t len)
+{
+	uint64_t s0 = (off + v->width - 1) / v->width;
+	uint64_t s1 = (off + len) / v->width;
+	unsigned int k;
+	int ret;
+
+	if (atomic_load(&v->nfailed))
+		return -EIO;
+	if (s1 <= s0)
+		return zero_bytes(v, off, len);
+	ret = zero_bytes(v, off, s0 * v->width - off);
+	if (!ret)
+		ret = zero_bytes(v, s1 * v->width, off + len - s1 * v->width);
+	for (k = 0; !ret && k < v->n; k++) {
+		/* Whole stripes: a hole in every member (zero data, zero
+		 * parity). No stripe lock: the caller owns the range. */
+		if (!fallocate(v->m[k].fd, FALLOC_FL_PUNCH_HOLE |
+			       FALLOC_FL_KEEP_SIZE, (off_t)(s0 * v->chunk),
+			       (off_t)((s1 - s0) * v->chunk)))
+			continue;
+		if (errno != EOPNOTSUPP)
+			return -errno;
+		return zero_bytes(v, s0 * v->width, (s1 - s0) * v->width);
+	}
+	return ret;
 }

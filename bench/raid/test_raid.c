@@ -3,8 +3,9 @@
  * test_raid.c - the user-space RAID keeps its promises: parity right after
  * random writes of random sizes from several threads sharing stripes, a
  * full-stripe write reads nothing and a small one pays its read-modify-
- * write, and one (RAID-5) or two (RAID-6) members dropped - deleted or
- * zeroed - read back through parity and rebuild to every byte.
+ * write, a discard of any range reads zeros, and one (RAID-5) or two
+ * (RAID-6) members dropped - deleted or zeroed - read back through parity
+ * and rebuild to every byte.
  *
  *   test_raid [SEED] [DIR]     (SEED also from WTIO_RAID_SEED; DIR from
  *                              WTIO_RAID_DIR, default /dev/shm)
@@ -295,6 +296,27 @@ static int run_one(const char *dir, int level, unsigned int n,
 			failures++;
 		}
 		goto fail;
+	}
+	/* A discard of any byte range: zeros there, parity still right. */
+	{
+		uint64_t a = rnd(&s2) % (span / 2), len = rnd(&s2) % (span / 2);
+
+		if (raid_discard(v, a, len)) {
+			fprintf(stderr, "FAIL: discard %" PRIu64 "+%" PRIu64
+				"\n", a, len);
+			failures++;
+			goto fail;
+		}
+		memset(shadow + a, 0, len);
+		bad = raid_verify(v, &first_bad);
+		if (bad || compare_all(v, shadow, span, "after discard")) {
+			if (bad) {
+				fprintf(stderr, "FAIL: %ld stripes with bad "
+					"parity after discard\n", bad);
+				failures++;
+			}
+			goto fail;
+		}
 	}
 	if (check_drop(v, shadow, span, &s2))
 		goto fail;

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_raid_wtio.c - wtio over the RAID backend: the file's bytes land in
+ * the volume with good parity, the placeholder keeps the size, truncation
+ * leaves zeros when the file grows again, the stripe geometry reaches
+ * wtio, and writeback cut at whole stripes pays no read-modify-write
+ * while writeback cut at chunks does.
+ *
+ *   test_raid_wtio [SEED]      (SEED also from WTIO_RAID_SEED)
+ * Exit 0 pass, 1 fail, 77 skip.
+ */
+#include "raid_io.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK (16u << 10)
+/* Four data chunks: a stripe of 64 KiB divides the 1 MiB writeback
+ * batches, so only the cut decides whether stripes are whole. */
+#define DISKS 5u
+#define FILE_MAX (1u << 20)
+
+static char dir[] = "/dev/shm/test-raid-wtio.XXXXXX";
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+		return -1; \
+	} \
+} while (0)
+
+static uint64_t rnd(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static struct wtio_ctx *ctx_new(struct raid_files *rf, uint32_t su,
+				uint32_t sw, unsigned int flags)
+{
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx = NULL;
+	int ret;
+
+	wtio_config_init(&cfg);
+	cfg.cache_size = 64u << 20;	/* no background writeback */
+	cfg.stripe_unit = su;
+	cfg.stripe_width = sw;
+	cfg.flags |= flags;
+	ret = raid_ctx_create(&cfg, rf, &ctx);
+	if (ret)
+		fprintf(stderr, "raid_ctx_create: %s\n", strerror(-ret));
+	return ctx;
+}
+
+/* The volume at the file's region against the expected bytes. */
+static int check_volume(struct raid_files *rf, struct wtio_file *f,
+			const uint8_t *want, size_t len, const char *what)
+{
+	struct raid_vol *v = raid_files_vol(rf);
+	struct wtio_file_info fi;
+	size_t n = (len + RAID_SECTOR - 1) / RAID_SECTOR * RAID_SECTOR;
+	uint8_t *buf = malloc(n ? n : 1);
+	uint64_t bad = 0;
+	size_t i;
+	long nbad;
+
+	CHECK(buf, "malloc");
+	CHECK(wtio_file_info(f, &fi) == 0, "file info");
+	(void)fi;
+	CHECK(raid_pread(v, buf, n, 0) == (ssize_t)n, "%s: volume read", what);
+	for (i = 0; i < len && buf[i] == want[i]; i++)
+		;
+	free(buf);
+	CHECK(i == len, "%s: volume byte %zu differs", what, i);
+	nbad = raid_verify(v, &bad);
+	CHECK(nbad == 0, "%s: %ld stripes with bad parity (first %" PRIu64 ")",
+	      what, nbad, bad);
+	return 0;
+}
+
+static int check_file(struct wtio_file *f, const char *path,
+		      const uint8_t *want, size_t len, const char *what)
+{
+	uint8_t *buf = malloc(len + 1);
+	struct stat st;
+	ssize_t r;
+
+	CHECK(buf, "malloc");
+	r = wtio_pread(f, buf, len + 1, 0, 0);
+	CHECK(r == (ssize_t)len && !memcmp(buf, want, len),
+	      "%s: wtio_pread gave %zd of %zu bytes, or other bytes", what, r,
+	      len);
+	free(buf);
+	CHECK(stat(path, &st) == 0 && (uint64_t)st.st_size == len,
+	      "%s: placeholder size %lld, want %zu", what,
+	      (long long)st.st_size, len);
+	return 0;
+}
+
+static int random_io(struct raid_files *rf, uint64_t seed)
+{
+	struct wtio_ctx *ctx = ctx_new(rf, 0, 0, 0);
+	struct wtio_file_info fi;
+	struct wtio_file *f;
+	char path[128];
+	uint8_t *shadow = calloc(1, FILE_MAX), *buf = malloc(FILE_MAX);
+	size_t size = 0;
+	int i;
+
+	CHECK(ctx && shadow && buf, "setup");
+	snprintf(path, sizeof(path), "%s/file", dir);
+	CHECK(wtio_open(ctx, path, O_RDWR | O_CREAT, 0600, 0, &f) == 0,
+	      "open");
+	CHECK(wtio_file_info(f, &fi) == 0 && fi.stripe_unit == CHUNK &&
+	      fi.stripe_width == CHUNK * (DISKS - 1),
+	      "geometry: su %u sw %u, want %u %u", fi.stripe_unit,
+	      fi.stripe_width, CHUNK, CHUNK * (DISKS - 1));
+	for (i = 0; i < 200; i++) {
+		size_t off = rnd(&seed) % (FILE_MAX - 1);
+		size_t len = 1 + rnd(&seed) % (FILE_MAX / 8);
+		size_t j;
+
+		if (off + len > FILE_MAX)
+			len = FILE_MAX - off;
+		for (j = 0; j < len; j++)
+			buf[j] = (uint8_t)rnd(&seed);
+		CHECK(wtio_pwrite(f, buf, len, (off_t)off, 0) == (ssize_t)len,
+		      "write %zu+%zu", off, len);
+		memcpy(shadow + off, buf, len);
+		if (off + len > size)
+			size = off + len;
+		if (i % 50 == 49)
+			CHECK(wtio_fsync(f) == 0, "fsync");
+	}
+	CHECK(wtio_fsync(f) == 0, "fsync");
+	if (check_file(f, path, shadow, size, "random writes") ||
+	    check_volume(rf, f, shadow, size, "random writes"))
+		return -1;
+
+	/* Shrink to an odd size, grow again: zeros past the cut. */
+	{
+		size_t cut = size / 3 + 777;
+
+		CHECK(wtio_ftruncate(f, (off_t)cut) == 0, "shrink");
+		CHECK(wtio_ftruncate(f, (off_t)size) == 0, "grow");
+		memset(shadow + cut, 0, size - cut);
+		CHECK(wtio_fsync(f) == 0, "fsync");
+		if (check_file(f, path, shadow, size, "truncate") ||
+		    check_volume(rf, f, shadow, size, "truncate"))
+			return -1;
+	}
+	CHECK(wtio_close(f) == 0, "close");
+	/* Reopened with O_TRUNC in a new context: the old bytes are gone. */
+	CHECK(wtio_ctx_destroy(ctx) == 0, "ctx destroy");
+	ctx = ctx_new(rf, 0, 0, 0);
+	CHECK(ctx, "ctx");
+	CHECK(wtio_open(ctx, path, O_RDWR | O_TRUNC, 0600, 0, &f) == 0,
+	      "reopen");
+	CHECK(wtio_ftruncate(f, (off_t)size) == 0, "grow");
+	memset(shadow, 0, size);
+	if (check_file(f, path, shadow, size, "O_TRUNC") ||
+	    check_volume(rf, f, shadow, size, "O_TRUNC"))
+		return -1;
+	CHECK(wtio_close(f) == 0, "close");
+	CHECK(wtio_ctx_destroy(ctx) == 0, "ctx destroy");
+	unlink(path);
+	free(shadow);
+	free(buf);
+	printf("random writes, truncation, O_TRUNC: ok\n");
+	return 0;
+}
+
+/* Sequential buffered writes of 43 stripes, one fsync: member reads. */
+static int seq_run(struct raid_files *rf, const char *name, uint32_t su,
+		   uint32_t sw, unsigned int flags, uint64_t *reads)
+{
+	struct raid_vol *v = raid_files_vol(rf);
+	struct raid_member_stats ms[RAID_MAX_DISKS];
+	struct raid_vol_stats vs;
+	struct wtio_ctx *ctx = ctx_new(rf, su, sw, flags);
+	uint64_t w = raid_stripe_width(v), total = 43 * w, off;
+	uint8_t *buf = malloc(64u << 10);
+	struct wtio_file *f;
+	char path[128];
+	unsigned int k;
+
+	CHECK(ctx && buf, "setup");
+	memset(buf, 0x5a, 64u << 10);
+	snprintf(path, sizeof(path), "%s/seq-%s", dir, name);
+	CHECK(wtio_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC, 0600, 0, &f) ==
+	      0, "open");
+	raid_stats_reset(v);
+	for (off = 0; off < total; off += 64u << 10) {
+		size_t len = total - off < (64u << 10) ? total - off : 64u << 10;
+
+		CHECK(wtio_pwrite(f, buf, len, (off_t)off, 0) == (ssize_t)len,
+		      "write");
+	}
+	CHECK(wtio_fsync(f) == 0, "fsync");
+	raid_stats(v, ms, &vs);
+	*reads = 0;
+	for (k = 0; k < raid_disks(v); k++)
+		*reads += ms[k].reads;
+	printf("  %-26s member reads %4" PRIu64 ", full stripes %3" PRIu64
+	       ", partial %3" PRIu64 "\n", name, *reads, vs.full_stripe_writes,
+	       vs.partial_stripe_writes);
+	CHECK(wtio_close(f) == 0, "close");
+	CHECK(wtio_ctx_destroy(ctx) == 0, "ctx destroy");
+	unlink(path);
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *env = getenv("WTIO_RAID_SEED");
+	struct raid_vol *v;
+	struct raid_files *rf;
+	uint64_t seed, r_chunk, r_stripe, r_none;
+	uint32_t w = CHUNK * (DISKS - 1);
+	int ret, rc = 1;
+
+	if (argc > 1)
+		seed = strtoull(argv[1], NULL, 0);
+	else if (env && *env)
+		seed = strtoull(env, NULL, 0);
+	else
+		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	printf("test_raid_wtio: seed %" PRIu64 " (rerun: test_raid_wtio %"
+	       PRIu64 ")\n", seed, seed);
+	if (!mkdtemp(dir)) {
+		printf("SKIP: cannot make a directory in /dev/shm: %s\n",
+		       strerror(errno));
+		return 77;
+	}
+	ret = raid_create(dir, "member", 5, DISKS, CHUNK, &v);
+	if (ret) {
+		fprintf(stderr, "FAIL: raid_create: %s\n", strerror(-ret));
+		rmdir(dir);
+		return 1;
+	}
+	if (raid_files_create(v, &rf))
+		goto out_vol;
+	if (random_io(rf, seed))
+		goto out;
+	printf("sequential writes, one fsync, RAID-5 %u x %u KiB:\n", DISKS,
+	       CHUNK >> 10);
+	if (seq_run(rf, "cut at chunks (su=chunk)", 0, 0, 0, &r_chunk) ||
+	    seq_run(rf, "cut at stripes (su=width)", w, w, 0, &r_stripe) ||
+	    seq_run(rf, "not cut", 0, 0, WTIO_CONFIG_NO_STRIPE_ALIGN, &r_none))
+		goto out;
+	if (r_stripe != 0 || r_chunk == 0) {
+		fprintf(stderr, "FAIL: cut at stripes read %" PRIu64
+			" (want 0), cut at chunks %" PRIu64 " (want > 0)\n",
+			r_stripe, r_chunk);
+		goto out;
+	}
+	printf("PASS\n");
+	rc = 0;
+out:
+	raid_files_destroy(rf);
+out_vol:
+	raid_destroy(v, 1);
+	rmdir(dir);
+	return rc;
+}
