@@ -552,25 +552,3 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 		wtio_folio_put(ctx, f);
 	}
 }
-
-int wtio_folio_get_stable(struct wtio_inode *inode, uint64_t index,
-			  bool nowait, struct wtio_folio **foliop)
-{
-	struct wtio_folio *f;
-	bool created;
-	int ret;
-
-	ret = wtio_folio_get_locked(inode, index, nowait, &f, &created);
-	if (ret)
-		return ret;
-	if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
-		if (nowait) {
-			wtio_folio_unlock(f);
-			wtio_folio_put(inode->ctx, f);
-			return -EAGAIN;
-		}
-		wtio_folio_wait_writeback(f);
-	}
-	*foliop = f;
-	return 0;
-}

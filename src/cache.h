@@ -39,10 +39,6 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index);
 int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 			  bool nowait, struct wtio_folio **foliop,
 			  bool *created);
-/* As wtio_folio_get_locked, and stable: not under writeback, so that a
- * copy into it cannot race its I/O (-EAGAIN with nowait if it is). */
-int wtio_folio_get_stable(struct wtio_inode *inode, uint64_t index,
-			  bool nowait, struct wtio_folio **foliop);
 /* Create a new locked folio at index if absent and one can be had
  * without waiting; NULL otherwise (readahead). */
 struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
