@@ -12,6 +12,7 @@
 #include "wtio_config.h"
 #include "wtio.h"
 #include "ops.h"
+#include "sys.h"
 
 int wtio_io_req_check(const struct wtio_io_req *req)
 {
@@ -36,7 +37,7 @@ int wtio_io_ftruncate(struct wtio_io_backend *be, int fd, off_t size)
 	int ret;
 
 	do {
-		ret = ftruncate(fd, size);
+		ret = wtio_sys_ftruncate(fd, size);
 	} while (ret < 0 && errno == EINTR);
 	return ret < 0 ? -errno : 0;
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "io_priv.h"
+#include "sys.h"
 
 /* Finished requests of one thread, in completion order. */
 struct psync_ts {
@@ -30,18 +31,18 @@ ssize_t wtio_psync_do(const struct wtio_io_req *req)
 	do {
 		switch (req->op) {
 		case WTIO_IO_READ:
-			ret = preadv2(req->fd, req->iov, req->iovcnt, req->off,
-				      0);
+			ret = wtio_sys_preadv2(req->fd, req->iov, req->iovcnt,
+					       req->off, 0);
 			break;
 		case WTIO_IO_WRITE:
-			ret = pwritev2(req->fd, req->iov, req->iovcnt, req->off,
-				       req->rw_flags);
+			ret = wtio_sys_pwritev2(req->fd, req->iov, req->iovcnt,
+						req->off, req->rw_flags);
 			break;
 		case WTIO_IO_FSYNC:
-			ret = fsync(req->fd);
+			ret = wtio_sys_fsync(req->fd);
 			break;
 		case WTIO_IO_FDATASYNC:
-			ret = fdatasync(req->fd);
+			ret = wtio_sys_fdatasync(req->fd);
 			break;
 		default:
 			return -EINVAL;

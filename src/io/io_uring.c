@@ -17,6 +17,7 @@
 
 #include "wtio.h"
 #include "io_priv.h"
+#include "sys.h"
 
 #define URING_DEPTH		128
 /* The kernel refuses fixed buffers larger than 1 GiB. */
@@ -68,11 +69,11 @@ static int uring_init_ring(struct uring_dom *ud, struct io_uring *ring,
 	flags = __atomic_load_n(&ud->setup_flags, __ATOMIC_RELAXED);
 	memset(&p, 0, sizeof(p));
 	p.flags = flags;
-	ret = io_uring_queue_init_params(entries, ring, &p);
+	ret = wtio_sys_io_uring_queue_init_params(entries, ring, &p);
 	if (ret == -EINVAL && flags) {
 		/* Older than 6.1: plain rings work, just a bit slower. */
 		memset(&p, 0, sizeof(p));
-		ret = io_uring_queue_init_params(entries, ring, &p);
+		ret = wtio_sys_io_uring_queue_init_params(entries, ring, &p);
 		if (!ret)
 			__atomic_store_n(&ud->setup_flags, 0, __ATOMIC_RELAXED);
 	}
@@ -488,7 +489,7 @@ static struct wtio_io_chan *uring_chan_open(struct wtio_io_backend *be,
 		*err = -ENOMEM;
 		return NULL;
 	}
-	ret = io_uring_queue_init(depth < 8 ? 8 : depth, &uc->ring, 0);
+	ret = wtio_sys_io_uring_queue_init(depth < 8 ? 8 : depth, &uc->ring, 0);
 	if (ret < 0) {
 		free(uc);
 		*err = ret;
