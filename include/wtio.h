@@ -48,7 +48,8 @@ enum wtio_backend {
 	WTIO_BACKEND_AUTO = 0,
 	WTIO_BACKEND_IO_URING = 1,	/* one ring per submitting thread */
 	WTIO_BACKEND_PSYNC = 2,		/* preadv2/pwritev2 */
-	WTIO_BACKEND_FAULT = 3,		/* tests: see wtio_fault.h */
+	/* 3 was WTIO_BACKEND_FAULT until 0.1.0: the fault-injecting backend
+	 * is now in the test suite's own library, not in libwtio. */
 };
 
 /*
@@ -94,8 +95,10 @@ struct wtio_config {
 	uint32_t backend;
 	/* WTIO_CONFIG_* bits. */
 	uint32_t flags;
-	/* WTIO_BACKEND_FAULT only: the fault injector (wtio_fault.h). */
-	struct wtio_fault *fault;
+	/* Must be NULL (-EINVAL otherwise). Until 0.1.0 the fault
+	 * backend's recorder ("fault"); kept as a pointer so that the fields
+	 * after it stay where they were. */
+	void *reserved;
 	/* Stripe geometry override in bytes, for every file of the context.
 	 * 0 = take it from the filesystem (XFS sunit/swidth) or the block
 	 * device (sysfs minimum/optimal I/O size). stripe_unit must be a
@@ -138,8 +141,8 @@ int wtio_ctx_create(const struct wtio_config *cfg, struct wtio_ctx **ctxp);
  */
 int wtio_ctx_destroy(struct wtio_ctx *ctx);
 
-/* The name of the backend a context uses ("io_uring", "psync", "fault"),
- * or NULL for a NULL ctx. */
+/* The name of the backend a context uses ("io_uring", "psync", or a
+ * test backend's), or NULL for a NULL ctx. */
 const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
 
 /*

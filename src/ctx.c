@@ -6,8 +6,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <wtio_fault.h>
-
 #include "ctx.h"
 #include "export.h"
 #include "folio.h"
@@ -103,9 +101,7 @@ static int config_check(struct wtio_config *c)
 		return -EINVAL;
 	if (c->readahead_max > c->cache_size / 4)
 		return -EINVAL;
-	if (c->backend > WTIO_BACKEND_FAULT)
-		return -EINVAL;
-	if (c->backend == WTIO_BACKEND_FAULT && !c->fault)
+	if (c->backend > WTIO_BACKEND_PSYNC || c->reserved)
 		return -EINVAL;
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
 			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD))
@@ -116,16 +112,9 @@ static int config_check(struct wtio_config *c)
 	return 0;
 }
 
-/* The test library's until it moves there. */
-extern const struct wtio_io_ops wtio_io_fault_ops;
-
 WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
 				struct wtio_ctx **ctxp)
 {
-	if (cfg && cfg->backend == WTIO_BACKEND_FAULT)
-		return cfg->fault ?
-		       wtio_ctx_create_io(cfg, &wtio_io_fault_ops, cfg->fault,
-					  ctxp) : -EINVAL;
 	return wtio_ctx_create_io(cfg, NULL, NULL, ctxp);
 }
 
@@ -185,7 +174,7 @@ out_free:
 	return ret;
 }
 
-static void ctx_free(struct wtio_ctx *ctx)
+void wtio_ctx_free(struct wtio_ctx *ctx)
 {
 	struct wtio_file *f;
 
@@ -210,30 +199,8 @@ WTIO_EXPORT int wtio_ctx_destroy(struct wtio_ctx *ctx)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&ctx->inodes_lock);
-	ctx_free(ctx);
+	wtio_ctx_free(ctx);
 	return 0;
-}
-
-WTIO_EXPORT void wtio_ctx_crash(struct wtio_ctx *ctx)
-{
-	struct wtio_inode *inode, *next;
-
-	if (!ctx)
-		return;
-	/* Flushers first, so nothing new is submitted; the I/O they had
-	 * submitted is reaped by them before they exit. */
-	wtio_writeback_exit(ctx);
-	pthread_mutex_lock(&ctx->inodes_lock);
-	for (inode = ctx->inodes; inode; inode = next) {
-		next = inode->next;
-		wtio_inode_drop_cache(inode, true);
-		wtio_inode_free(inode);
-	}
-	ctx->inodes = NULL;
-	ctx->nr_files = 0;
-	pthread_mutex_unlock(&ctx->inodes_lock);
-	/* Handles still open are freed with the context, unclosed. */
-	ctx_free(ctx);
 }
 
 WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)

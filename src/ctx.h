@@ -95,6 +95,10 @@ struct wtio_ctx {
 	struct wtio_stat_slot st[WTIO_STAT_SLOTS];
 };
 
+/* Free ctx and all it holds (flushers, backend, cache, every handle),
+ * writing nothing back: wtio_ctx_destroy once nothing is open. */
+void wtio_ctx_free(struct wtio_ctx *ctx);
+
 /* This thread's counter slot: threads get slots round robin. */
 unsigned int wtio_stat_slot(void);
 #define wtio_stat_add(ctx, field, v)					\

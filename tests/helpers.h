@@ -444,36 +444,6 @@ static inline struct wtio_ctx *t_ctx(uint32_t folio_size, uint64_t nr_folios,
 	return t_ctx_create_or_skip(&cfg);
 }
 
-/*
- * Defaults (wtio_config_init) but for the fault backend (wtio_fault.h)
- * with injector/recorder fault, and a budget of nr_folios folios of
- * folio_size bytes. The caller sets further fields, then creates the
- * context (t_ctx_create, t_ctx_create_or_skip).
- */
-static inline void t_fault_config(struct wtio_config *cfg,
-				  struct wtio_fault *fault,
-				  uint32_t folio_size, uint64_t nr_folios)
-{
-	wtio_config_init(cfg);
-	cfg->folio_size = folio_size;
-	cfg->cache_size = (uint64_t)folio_size * nr_folios;
-	cfg->backend = WTIO_BACKEND_FAULT;
-	cfg->fault = fault;
-}
-
-/* A fault-backend context (t_fault_config) whose readahead limit is a
- * quarter of the budget; it must be created. */
-static inline struct wtio_ctx *t_fault_ctx(struct wtio_fault *fault,
-					   uint32_t folio_size,
-					   uint64_t nr_folios)
-{
-	struct wtio_config cfg;
-
-	t_fault_config(&cfg, fault, folio_size, nr_folios);
-	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
-	return t_ctx_create(&cfg);
-}
-
 /* The context's counters (wtio_stats, which must succeed). */
 static inline struct wtio_stats t_stats(struct wtio_ctx *ctx)
 {

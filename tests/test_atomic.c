@@ -38,7 +38,7 @@
  *     (or DSYNC) made durable.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 #include "xfs_loop.h"
 #include "io/io.h"	/* RWF_ATOMIC, RWF_DSYNC */
 
@@ -60,13 +60,9 @@ static struct wtio_ctx *mk_ctx(uint32_t fsz, uint64_t cache,
 	cfg.cache_size = cache;
 	cfg.readahead_max = 0;
 	cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	if (fault) {
-		cfg.backend = WTIO_BACKEND_FAULT;
-		cfg.fault = fault;
-	}
 	cfg.stripe_unit = su;
 	cfg.stripe_width = su;
-	return t_ctx_create(&cfg);
+	return fault ? t_fault_ctx_create(&cfg, fault) : t_ctx_create(&cfg);
 }
 
 /* As mk_ctx, but the flushers write nothing on their own during a test
@@ -82,12 +78,10 @@ static struct wtio_ctx *mk_ctx_quiet(uint32_t fsz, uint64_t cache,
 	cfg.cache_size = cache;
 	cfg.readahead_max = 0;
 	cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	cfg.backend = WTIO_BACKEND_FAULT;
-	cfg.fault = fault;
 	cfg.dirty_expire_ms = 3600 * 1000;
 	cfg.dirty_background_ratio = 50;
 	cfg.dirty_ratio = 60;
-	return t_ctx_create(&cfg);
+	return t_fault_ctx_create(&cfg, fault);
 }
 
 static ssize_t wr(struct wtio_file *f, uint8_t *shadow, size_t *size,
@@ -112,14 +106,14 @@ static ssize_t wr(struct wtio_file *f, uint8_t *shadow, size_t *size,
 /* Returns whether the -EOPNOTSUPP checks could run here. */
 static bool part_unsupported(void)
 {
-	uint32_t backends[] = { WTIO_BACKEND_AUTO, WTIO_BACKEND_FAULT };
 	bool applied = true;
 	unsigned int b;
 
+	/* b 0: the AUTO backend, b 1: the fault backend. */
 	for (b = 0; b < 2; b++) {
 		struct wtio_fault *fault = wtio_fault_create();
-		struct wtio_ctx *ctx = mk_ctx(4096, 4u << 20,
-			backends[b] == WTIO_BACKEND_FAULT ? fault : NULL, 0);
+		struct wtio_ctx *ctx = mk_ctx(4096, 4u << 20, b ? fault : NULL,
+					      0);
 		const char *path = t_tmpfile("atomic-cwd");
 		struct wtio_file *f = t_open(ctx, path, O_RDWR);
 		struct wtio_file_info info;

@@ -29,7 +29,7 @@
  *     before the fix (each of the four, well within its op count).
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 #include "xfs_loop.h"
 #include "io/io.h"	/* RWF_ATOMIC */
 
@@ -64,9 +64,8 @@ static struct wtio_ctx *mk_ctx(uint32_t fsz, uint32_t nr_folios,
 	cfg.cache_size = (uint64_t)fsz * nr_folios;
 	cfg.readahead_max = 0;
 	cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	cfg.backend = fault ? WTIO_BACKEND_FAULT : backend;
-	cfg.fault = fault;
-	return t_ctx_create_or_skip(&cfg);
+	cfg.backend = backend;
+	return t_ctx_create_over(&cfg, fault);
 }
 
 /* [off, off + len) of the file, read with O_DIRECT; and its size. */

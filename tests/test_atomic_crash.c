@@ -20,7 +20,7 @@
  *    atomic check cannot pass by the replay never tearing.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 #include "xfs_loop.h"
 
 /* wtio_ctx_crash() leaks the handles still open, on purpose. */
@@ -89,8 +89,8 @@ int main(void)
 
 	fault = wtio_fault_create();
 	CHECK(fault);
-	t_fault_config(&cfg, fault, 4096, 1024);
-	ctx = t_ctx_create(&cfg);
+	t_fault_config(&cfg, 4096, 1024);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	f = t_open(ctx, path, O_RDWR);
 	CHECK_OK(wtio_file_info(f, &info));
 	if (info.atomic_unit_min > SLOT || info.atomic_unit_max < SLOT) {

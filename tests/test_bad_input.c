@@ -6,7 +6,7 @@
  */
 #include <limits.h>
 
-#include "helpers.h"
+#include "t_fault.h"
 
 #define LEN 20000
 
@@ -193,8 +193,14 @@ int main(void)
 	cfg.backend = 99;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
 	wtio_config_init(&cfg);
-	cfg.backend = WTIO_BACKEND_FAULT;	/* without a recorder */
+	cfg.backend = 3;	/* WTIO_BACKEND_FAULT until 0.1.0 */
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	cfg.reserved = &cfg;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	wtio_config_init(&cfg);
+	/* The fault backend (the test library's) without a recorder. */
+	BAD(wtio_fault_ctx_create(&cfg, NULL, &bad), -EINVAL);
 	wtio_config_init(&cfg);
 	cfg.flags = 1u << 20;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);

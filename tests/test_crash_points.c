@@ -26,7 +26,7 @@
 #include <signal.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 /* wtio_ctx_crash() leaks the handles still open, on purpose (a crashed
  * process never closed them). Tell LeakSanitizer, for this program only. */
@@ -49,11 +49,11 @@ static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs,
 {
 	struct wtio_config cfg;
 
-	t_fault_config(&cfg, fault, fs, nr_folios);
+	t_fault_config(&cfg, fs, nr_folios);
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	if (cfg.readahead_max < fs)
 		cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	return t_ctx_create_or_skip(&cfg);
+	return t_fault_ctx_create_or_skip(&cfg, fault);
 }
 
 /* ================= crashes ================= */

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 int main(void)
 {
@@ -30,9 +30,9 @@ int main(void)
 	t_watchdog(120, "FAIL: dead device test hung (watchdog)\n");
 	CHECK(fault != NULL);
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
-	t_fault_config(&cfg, fault, 4096, 32);
+	t_fault_config(&cfg, 4096, 32);
 	cfg.readahead_max = 4096;
-	ctx = t_ctx_create(&cfg);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	path = t_tmpfile("dead");
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 

@@ -22,7 +22,7 @@
  * Runs on whatever filesystem the current directory is on.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define FS 4096u
 
@@ -34,12 +34,9 @@ static struct wtio_ctx *mk_ctx(uint64_t nr_folios, struct wtio_fault *fault)
 	cfg.folio_size = FS;
 	cfg.cache_size = (uint64_t)FS * nr_folios;
 	cfg.readahead_max = 64 * 1024;
-	if (fault) {
-		cfg.backend = WTIO_BACKEND_FAULT;
-		cfg.fault = fault;
-	} else {
-		cfg.backend = WTIO_BACKEND_PSYNC;
-	}
+	if (fault)
+		return t_fault_ctx_create(&cfg, fault);
+	cfg.backend = WTIO_BACKEND_PSYNC;
 	return t_ctx_create(&cfg);
 }
 

@@ -14,7 +14,7 @@
  * block of the one in flight.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define REC 100
 #define NR 40
@@ -59,8 +59,8 @@ static void appends(const char *path, unsigned int flags, const char *what)
 	int i;
 
 	CHECK(fault);
-	t_fault_config(&cfg, fault, 4096, 256);
-	ctx = t_ctx_create(&cfg);
+	t_fault_config(&cfg, 4096, 256);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	/* A new, empty file: the replay starts from an empty file. */
 	CHECK_OK(wtio_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC, 0644, 0, &f));
 	for (i = 0; i < NR; i++) {

@@ -8,7 +8,7 @@
  * pread with -EIO, and a later pread returns the right data.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 static void test_write_eio(uint32_t fs)
 {

@@ -9,7 +9,7 @@
  * with no error of its own - failed with EIO.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 static void test_drop(uint32_t fs, int error)
 {

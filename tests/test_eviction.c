@@ -16,7 +16,7 @@
  * budget) fails both.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 static uint64_t ops, bytes;
 

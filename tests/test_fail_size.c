@@ -24,7 +24,7 @@
 #include <pthread.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define BS	4096
 #define S0	(3 * BS + 100)		/* starting size, unaligned */
@@ -87,9 +87,9 @@ static void run_mode(const struct mode *m)
 	CHECK(fault);
 	t_fill(shadow, S0, 11, 0);
 	t_write_disk(path, shadow, S0);
-	t_fault_config(&cfg, fault, BS, 256);
+	t_fault_config(&cfg, BS, 256);
 	cfg.max_io_size = BS;		/* one I/O per folio */
-	ctx = t_ctx_create_or_skip(&cfg);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
 	if (m->queued)
 		CHECK_OK(wtio_queue_create(ctx, 4, &q));
 	f = t_open(ctx, path, O_RDWR);
@@ -194,8 +194,8 @@ static void run_landed(const struct mode *m)
 	CHECK(fault);
 	t_fill(shadow, S0, 21, 0);
 	t_write_disk(path, shadow, S0);
-	t_fault_config(&cfg, fault, BS, 256);
-	ctx = t_ctx_create_or_skip(&cfg);
+	t_fault_config(&cfg, BS, 256);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
 	if (m->queued)
 		CHECK_OK(wtio_queue_create(ctx, 4, &a.q));
 	a.f = t_open(ctx, path, O_RDWR);

@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 /*
  * The race, made deterministic: a read miss comes back short at the
@@ -173,12 +173,12 @@ static void close_with_flusher_io(uint32_t fs)
 	int i;
 
 	CHECK(fault);
-	t_fault_config(&cfg, fault, fs, 64);
+	t_fault_config(&cfg, fs, 64);
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	/* The writer must not be throttled on the held I/O; the flusher
 	 * still starts at 10%. */
 	cfg.dirty_ratio = 90;
-	ctx = t_ctx_create(&cfg);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	cl.fault = fault;
 	cl.closer = (pid_t)syscall(SYS_gettid);
 	for (i = 0; i < 3; i++) {

@@ -11,7 +11,7 @@
  * fails if there were none.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define FILE_MAX (768u << 10)
 #define MAX_W 256

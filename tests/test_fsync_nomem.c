@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 #include "inode.h"
 #include "sync.h"
 
@@ -135,11 +135,10 @@ static void ctx_new(struct wtio_ctx **ctx, struct wtio_fault *fault)
 	cfg.dirty_expire_ms = 600000;
 	cfg.writeback_interval_ms = 600000;
 	cfg.flags = WTIO_CONFIG_NO_READAHEAD;
-	if (fault) {
-		cfg.backend = WTIO_BACKEND_FAULT;
-		cfg.fault = fault;
-	}
-	CHECK_OK(wtio_ctx_create(&cfg, ctx));
+	if (fault)
+		CHECK_OK(wtio_fault_ctx_create(&cfg, fault, ctx));
+	else
+		CHECK_OK(wtio_ctx_create(&cfg, ctx));
 }
 
 /* A file with NR_FOLIOS dirty folios of a new tag; returns the tag. */

@@ -29,8 +29,6 @@
 #include "wtio_fault.h"
 #include "io/ops.h"
 
-extern const struct wtio_io_ops wtio_io_fault_ops;
-
 #define BS	4096
 
 static int failures;

@@ -13,7 +13,7 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define FSIZE	65536
 #define BS	4096
@@ -26,9 +26,9 @@ static struct wtio_ctx *mkctx(struct wtio_fault *fault)
 {
 	struct wtio_config cfg;
 
-	t_fault_config(&cfg, fault, BS, 256);
+	t_fault_config(&cfg, BS, 256);
 	cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
-	return t_ctx_create_or_skip(&cfg);
+	return t_fault_ctx_create_or_skip(&cfg, fault);
 }
 
 static uint64_t nr_writeback(struct wtio_ctx *ctx)

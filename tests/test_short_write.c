@@ -5,7 +5,7 @@
  * fsync report -ENOSPC.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 static void test_short(uint32_t fs, uint64_t count, uint32_t short_bytes)
 {

@@ -21,7 +21,7 @@
  * XFS, obey the same rule.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 #include "xfs_loop.h"
 
 #define SU 65536u
@@ -43,7 +43,7 @@ static struct wtio_ctx *mk_ctx(uint32_t fsz, struct wtio_fault *fault,
 
 	if (nr < 32)
 		nr = 32;
-	t_fault_config(&cfg, fault, fsz, nr);
+	t_fault_config(&cfg, fsz, nr);
 	cfg.readahead_max = 4 * fsz > 512 * 1024 ? 4 * fsz : 512 * 1024;
 	if (cfg.readahead_max > cfg.cache_size / 4)
 		cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
@@ -51,7 +51,7 @@ static struct wtio_ctx *mk_ctx(uint32_t fsz, struct wtio_fault *fault,
 		cfg.stripe_unit = SU;
 		cfg.stripe_width = SW;
 	}
-	return t_ctx_create(&cfg);
+	return t_fault_ctx_create(&cfg, fault);
 }
 
 struct tstat {

@@ -18,7 +18,7 @@
 #include <time.h>
 
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 static struct {
 	struct wtio_file *f;
@@ -74,11 +74,11 @@ static void held(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio)
 
 	CHECK(fault);
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
-	t_fault_config(&cfg, fault, fs, budget);
+	t_fault_config(&cfg, fs, budget);
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	cfg.dirty_background_ratio = bg;
 	cfg.dirty_ratio = ratio;
-	ctx = t_ctx_create(&cfg);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	hw.f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 	t_fill(data, size, 77, 0);
 	hw.data = data;
@@ -158,11 +158,11 @@ static void run(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio,
 
 	CHECK(fault);
 	CHECK_OK(wtio_fault_add_rule(fault, &rule));
-	t_fault_config(&cfg, fault, fs, budget);
+	t_fault_config(&cfg, fs, budget);
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	cfg.dirty_background_ratio = bg;
 	cfg.dirty_ratio = ratio;
-	ctx = t_ctx_create(&cfg);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 
 	for (pass = 0; pass < 2; pass++) {

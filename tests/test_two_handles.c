@@ -12,7 +12,7 @@
  * handle has.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 static struct wtio_file *open_rw(struct wtio_ctx *ctx, const char *path)
 {
@@ -58,8 +58,8 @@ static void sync_range_sees(const char *path)
 	uint8_t buf[4096];
 
 	CHECK(fault);
-	t_fault_config(&cfg, fault, 4096, 256);
-	ctx = t_ctx_create(&cfg);
+	t_fault_config(&cfg, 4096, 256);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	a = open_rw(ctx, path);
 	b = open_rw(ctx, path);
 	memset(buf, 0x44, sizeof(buf));
@@ -90,8 +90,8 @@ static void errseq_part(const char *path)
 	struct wtio_file *a, *b, *c, *d, *e;
 
 	CHECK(fault);
-	t_fault_config(&cfg, fault, 4096, 256);
-	ctx = t_ctx_create(&cfg);
+	t_fault_config(&cfg, 4096, 256);
+	ctx = t_fault_ctx_create(&cfg, fault);
 	a = open_rw(ctx, path);
 	fail_writeback(fault, a);
 	/* Nobody has seen it: a handle opened now reports it. */

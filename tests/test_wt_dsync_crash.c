@@ -15,7 +15,7 @@
  * counts the torn replays and fails if there were none.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define NWRITES	80
 #define MAXSZ	(512 * 1024)
@@ -48,8 +48,8 @@ int main(void)
 	dst = t_tmpfile("wtdsync-replay");
 	fault = wtio_fault_create();
 	CHECK(fault);
-	t_fault_config(&cfg, fault, 4096, 256);
-	ctx = t_ctx_create_or_skip(&cfg);
+	t_fault_config(&cfg, 4096, 256);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
 	f = t_open(ctx, path, O_RDWR);
 
 	for (i = 0; i < NWRITES; i++) {

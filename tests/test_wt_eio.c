@@ -8,7 +8,7 @@
  * cleared a retried write-through succeeds.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define FSIZE	65536
 #define BS	4096
@@ -34,8 +34,8 @@ int main(void)
 
 	fault = wtio_fault_create();
 	CHECK(fault);
-	t_fault_config(&cfg, fault, BS, 256);
-	ctx = t_ctx_create_or_skip(&cfg);
+	t_fault_config(&cfg, BS, 256);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
 	f = t_open(ctx, path, O_RDWR);
 
 	/* Overwrite of cached data, unaligned, two folios. */

@@ -7,7 +7,7 @@
  * O_DSYNC at open makes plain writes durable at return.
  */
 #include "helpers.h"
-#include "wtio_fault.h"
+#include "t_fault.h"
 
 #define BS 4096
 
@@ -96,8 +96,8 @@ int main(void)
 	/* O_DSYNC at open: durable at return (fault recorder replay). */
 	fault = wtio_fault_create();
 	CHECK(fault);
-	t_fault_config(&cfg, fault, BS, 256);
-	ctx = t_ctx_create_or_skip(&cfg);
+	t_fault_config(&cfg, BS, 256);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
 	p2 = t_tmpfile("wtmodes-dsync");
 	dst = t_tmpfile("wtmodes-replay");
 	CHECK_OK(wtio_open(ctx, p2, O_RDWR | O_DSYNC, 0, 0, &f));

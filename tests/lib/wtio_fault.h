@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wtio_fault.h - the fault-injecting, write-recording I/O backend, for tests.
+ * wtio_fault.h - the test library's fault-injecting, write-recording I/O
+ * backend, its crash replay and wtio_ctx_crash(). Not part of libwtio:
+ * tests link the static test library (tests/lib) with the library's
+ * static archive.
  *
- * A context created with cfg.backend = WTIO_BACKEND_FAULT and cfg.fault = F
- * does real I/O with preadv2/pwritev2, except where one of F's rules says
+ * A context created with wtio_fault_ctx_create(cfg, F, &ctx) does real
+ * I/O with preadv2/pwritev2, except where one of F's rules says
  * otherwise, and F records every write, truncate and flush that completed
  * on the backing files. The recorder outlives the context, so a test can
  * "crash" (wtio_ctx_crash()), then rebuild what a disk with a volatile
@@ -20,6 +23,7 @@ extern "C" {
 #endif
 
 struct wtio_fault;
+struct wtio_io_ops;
 
 /* Which I/Os a rule matches. */
 #define WTIO_FAULT_READ		(1u << 0)
@@ -48,6 +52,17 @@ struct wtio_fault_rule {
 struct wtio_fault *wtio_fault_create(void);
 /* Free a recorder; every context using it must be destroyed first. */
 void wtio_fault_destroy(struct wtio_fault *fault);
+
+/*
+ * wtio_ctx_create() with the fault backend over recorder fault instead of
+ * cfg->backend (cfg may be NULL for the defaults). Returns what
+ * wtio_ctx_create() returns; -EINVAL without a recorder.
+ */
+int wtio_fault_ctx_create(const struct wtio_config *cfg,
+			  struct wtio_fault *fault, struct wtio_ctx **ctxp);
+/* The backend's ops (io/ops.h), for tests of the backend layer itself:
+ * wtio_io_backend_setup(&be, &wtio_io_fault_ops, fault, ...). */
+extern const struct wtio_io_ops wtio_io_fault_ops;
 
 /* Add a rule; rules are checked in the order added. Returns 0 or -EINVAL. */
 int wtio_fault_add_rule(struct wtio_fault *fault,

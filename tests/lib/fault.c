@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault.c - the fault injector's object: its life, its rules and the
+ * matching of an I/O against them, and the holds that park an I/O until
+ * the test releases it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fault_priv.h"
+
+struct wtio_fault *wtio_fault_create(void)
+{
+	struct wtio_fault *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (pthread_mutex_init(&f->lock, NULL)) {
+		free(f);
+		return NULL;
+	}
+	if (pthread_cond_init(&f->held_cond, NULL)) {
+		pthread_mutex_destroy(&f->lock);
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+void wtio_fault_destroy(struct wtio_fault *fault)
+{
+	size_t i;
+
+	if (!fault)
+		return;
+	for (i = 0; i < fault->nr_ev; i++)
+		free(fault->ev[i].data);
+	free(fault->ev);
+	free(fault->trace);
+	free(fault->rules);
+	pthread_cond_destroy(&fault->held_cond);
+	pthread_mutex_destroy(&fault->lock);
+	free(fault);
+}
+
+int wtio_fault_add_rule(struct wtio_fault *fault,
+				    const struct wtio_fault_rule *rule)
+{
+	struct fault_rule_state *r;
+	size_t cap;
+	int ret = 0;
+
+	if (!fault || !rule || !rule->ops ||
+	    (rule->ops & ~(WTIO_FAULT_READ | WTIO_FAULT_WRITE |
+			   WTIO_FAULT_FLUSH)) ||
+	    rule->start < 0 || rule->end < 0 ||
+	    (rule->end && rule->end <= rule->start) || rule->error < 0)
+		return -EINVAL;
+
+	pthread_mutex_lock(&fault->lock);
+	if (fault->nr_rules == fault->cap_rules) {
+		cap = fault->cap_rules ? fault->cap_rules * 2 : 8;
+		r = realloc(fault->rules, cap * sizeof(*r));
+		if (!r) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		fault->rules = r;
+		fault->cap_rules = cap;
+	}
+	r = &fault->rules[fault->nr_rules++];
+	memset(r, 0, sizeof(*r));
+	r->r = *rule;
+out:
+	pthread_mutex_unlock(&fault->lock);
+	return ret;
+}
+
+void wtio_fault_clear_rules(struct wtio_fault *fault)
+{
+	if (!fault)
+		return;
+	pthread_mutex_lock(&fault->lock);
+	fault->nr_rules = 0;
+	pthread_mutex_unlock(&fault->lock);
+}
+
+uint64_t wtio_fault_injected(const struct wtio_fault *fault)
+{
+	return fault ? __atomic_load_n(&fault->injected, __ATOMIC_RELAXED) : 0;
+}
+
+static bool rule_matches(const struct wtio_fault_rule *r, uint32_t op,
+			 const struct wtio_io_req *req, size_t len)
+{
+	off_t end;
+
+	if (!(r->ops & op))
+		return false;
+	/* A flush covers the whole file, so any range overlaps it. */
+	if (op == WTIO_FAULT_FLUSH)
+		return true;
+	end = req->off + (off_t)(len ? len : 1);
+	return (!r->end || req->off < r->end) && end > r->start;
+}
+
+/* The first rule that faults this I/O (counted as injected), into *hit;
+ * under the lock. */
+bool fault_match(struct wtio_fault *f, uint32_t op,
+		 const struct wtio_io_req *req, size_t len,
+		 struct wtio_fault_rule *hit)
+{
+	struct fault_rule_state *rs;
+	size_t i;
+
+	for (i = 0; i < f->nr_rules; i++) {
+		rs = &f->rules[i];
+		if (!rule_matches(&rs->r, op, req, len))
+			continue;
+		if (rs->seen < rs->r.skip) {
+			rs->seen++;
+			continue;
+		}
+		if (rs->r.count && rs->faulted >= rs->r.count)
+			continue;
+		rs->faulted++;
+		__atomic_store_n(&f->injected, f->injected + 1,
+				 __ATOMIC_RELAXED);
+		*hit = rs->r;
+		return true;
+	}
+	return false;
+}
+
+uint64_t wtio_fault_held(struct wtio_fault *fault)
+{
+	uint64_t n;
+
+	if (!fault)
+		return 0;
+	pthread_mutex_lock(&fault->lock);
+	n = fault->nr_held;
+	pthread_mutex_unlock(&fault->lock);
+	return n;
+}
+
+int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
+				     unsigned int timeout_ms)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	if (!fault)
+		return -EINVAL;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	pthread_mutex_lock(&fault->lock);
+	while (fault->nr_held < n && !ret)
+		if (pthread_cond_timedwait(&fault->held_cond, &fault->lock,
+					   &ts) == ETIMEDOUT)
+			ret = fault->nr_held < n ? -ETIMEDOUT : 0;
+	pthread_mutex_unlock(&fault->lock);
+	return ret;
+}
+
+void wtio_fault_release(struct wtio_fault *fault)
+{
+	if (!fault)
+		return;
+	pthread_mutex_lock(&fault->lock);
+	fault->release_gen++;
+	pthread_cond_broadcast(&fault->held_cond);
+	pthread_mutex_unlock(&fault->lock);
+}
+
+/* A hold rule matched: wait for the next release. */
+void fault_hold(struct wtio_fault *f)
+{
+	uint64_t gen;
+
+	pthread_mutex_lock(&f->lock);
+	gen = f->release_gen;
+	f->nr_held++;
+	pthread_cond_broadcast(&f->held_cond);
+	while (f->release_gen == gen)
+		pthread_cond_wait(&f->held_cond, &f->lock);
+	f->nr_held--;
+	pthread_mutex_unlock(&f->lock);
+}

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fault_priv.h - the fault injector's object and record, shared by the
+ * test library's files (fault.c rules and holds, record.c, backend.c,
+ * replay.c).
+ */
+#ifndef WTIO_FAULT_PRIV_H
+#define WTIO_FAULT_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "wtio_fault.h"
+#include "io/ops.h"
+
+enum fault_ev_type {
+	EV_WRITE,
+	EV_TRUNCATE,
+	EV_FLUSH,	/* fsync/fdatasync: everything before is durable */
+	EV_FUA,		/* only the write just before is durable */
+};
+
+struct fault_event {
+	enum fault_ev_type type;
+	dev_t dev;
+	ino_t ino;
+	off_t off;		/* write offset, or the new size */
+	size_t len;
+	void *data;		/* the bytes written */
+	bool atomic;		/* issued with RWF_ATOMIC: lands all or nothing */
+	uint32_t blksize;	/* the file's block: the unit a torn write keeps */
+};
+
+struct fault_rule_state {
+	struct wtio_fault_rule r;
+	uint64_t seen;		/* matches let through by skip */
+	uint64_t faulted;
+};
+
+struct wtio_fault {
+	pthread_mutex_t lock;
+	struct fault_rule_state *rules;
+	size_t nr_rules, cap_rules;
+	uint64_t injected;
+	struct fault_event *ev;
+	size_t nr_ev, cap_ev;
+	/* A record that lost an event cannot be replayed faithfully. */
+	int record_err;
+	struct wtio_fault_io *trace;
+	size_t nr_trace, cap_trace;
+	/* Hold rules: I/Os waiting for wtio_fault_release(). */
+	pthread_cond_t held_cond;
+	uint64_t nr_held;
+	uint64_t release_gen;	/* bumped by each release */
+};
+
+bool fault_match(struct wtio_fault *f, uint32_t op,
+		 const struct wtio_io_req *req, size_t len,
+		 struct wtio_fault_rule *hit);
+/* A hold rule matched: wait for the next release. */
+void fault_hold(struct wtio_fault *f);
+/* Record a completed I/O (writes and flushes; others are not kept). */
+void fault_record_io(struct wtio_fault *f, const struct wtio_io_req *req,
+		     ssize_t res);
+void fault_record_size(struct wtio_fault *f, int fd, off_t size);
+/* Append req, as issued, to the trace; under the lock. */
+void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
+		 uint32_t op, size_t len);
+
+#endif /* WTIO_FAULT_PRIV_H */

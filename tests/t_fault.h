@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * t_fault.h - helpers for tests over the test library's fault backend
+ * (tests/lib/wtio_fault.h): its configuration and its contexts.
+ */
+#ifndef WTIO_T_FAULT_H
+#define WTIO_T_FAULT_H
+
+#include "helpers.h"
+#include "wtio_fault.h"
+
+/*
+ * Defaults (wtio_config_init) with a budget of nr_folios folios of
+ * folio_size bytes, for a context of the fault backend. The caller sets
+ * further fields, then creates the context with its recorder
+ * (t_fault_ctx_create, t_fault_ctx_create_or_skip).
+ */
+static inline void t_fault_config(struct wtio_config *cfg,
+				  uint32_t folio_size, uint64_t nr_folios)
+{
+	wtio_config_init(cfg);
+	cfg->folio_size = folio_size;
+	cfg->cache_size = (uint64_t)folio_size * nr_folios;
+}
+
+/* wtio_fault_ctx_create(cfg, fault), which must succeed. */
+static inline struct wtio_ctx *t_fault_ctx_create(const struct wtio_config *cfg,
+						  struct wtio_fault *fault)
+{
+	struct wtio_ctx *ctx = NULL;
+	int ret = wtio_fault_ctx_create(cfg, fault, &ctx);
+
+	CHECKF(ret == 0, "wtio_fault_ctx_create: %s", strerror(-ret));
+	return ctx;
+}
+
+/* The same; -EOPNOTSUPP (from the context's setup, not the backend,
+ * which works wherever psync does) skips the test. */
+static inline struct wtio_ctx *
+t_fault_ctx_create_or_skip(const struct wtio_config *cfg,
+			   struct wtio_fault *fault)
+{
+	struct wtio_ctx *ctx = NULL;
+	int ret = wtio_fault_ctx_create(cfg, fault, &ctx);
+
+	if (ret == -EOPNOTSUPP)
+		t_skip("fault backend context not available here");
+	CHECKF(ret == 0, "wtio_fault_ctx_create: %s", strerror(-ret));
+	return ctx;
+}
+
+/* With a recorder, t_fault_ctx_create_or_skip(cfg, fault); without,
+ * t_ctx_create_or_skip(cfg) (cfg->backend): for tests run over both. */
+static inline struct wtio_ctx *t_ctx_create_over(const struct wtio_config *cfg,
+						 struct wtio_fault *fault)
+{
+	return fault ? t_fault_ctx_create_or_skip(cfg, fault) :
+		       t_ctx_create_or_skip(cfg);
+}
+
+/* A fault-backend context (t_fault_config) whose readahead limit is a
+ * quarter of the budget; it must be created. */
+static inline struct wtio_ctx *t_fault_ctx(struct wtio_fault *fault,
+					   uint32_t folio_size,
+					   uint64_t nr_folios)
+{
+	struct wtio_config cfg;
+
+	t_fault_config(&cfg, folio_size, nr_folios);
+	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
+	return t_fault_ctx_create(&cfg, fault);
+}
+
+#endif /* WTIO_T_FAULT_H */
