@@ -39,6 +39,10 @@ good --modes=kernel-buffered,kernel-direct,kernel-dontcache,kernel-sfr,wtio-writ
 for s in default table1 table2 table3 table4 sustained dontcache-stream smallfiles cached-read; do
 	good --suite=$s
 done
+good --repeat=3 --mem-limit=off
+good --repeat=1 --mem-limit=auto --perf
+[ "$(id -u)" = 0 ] && good --mem-limit=512M
+good --readwrite=randread
 good --output-format=json,csv
 good --output-format=normal,terse
 
@@ -53,6 +57,10 @@ bad "is not none or dsync" --sync=osync
 bad "is not one of auto, psync, libaio, io_uring, null" --ioengine=spdk
 bad "is not a number from 1 to 4096" --iodepth=0
 bad "is not a number from 1 to 256" --numjobs=1,x
+bad "has an empty entry" --numjobs=1,,2
+bad "has an empty entry" --numjobs=1,
+bad "is not a number from 1 to 64" --repeat=0
+bad "is not auto, off or a size" --mem-limit=lots
 bad "is not a time" --runtime=ten
 bad "exclude each other" --overwrite --file_append --rw=write
 bad "needs --rw=write" --file_append --rw=randwrite
@@ -67,6 +75,17 @@ bad "is not SU,SW" --xfs-loop --stripe=64k
 bad "not a writable directory" --directory=/nonexistent/dir
 # A suite's presets with a bad override are refused too.
 bad "exclude each other" --suite=table2 --file_append
+
+# --bs against the target's direct I/O alignment, before the run.
+err=$("$B" --dry-run --bs=3000 --size=3000k --modes=kernel-direct 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 2 ]; then
+	grep -q "direct I/O alignment" <<<"$err" || { echo "FAIL: --bs=3000 message: $err"; fail=1; }
+elif [ $rc -ne 0 ]; then
+	echo "FAIL: --bs=3000 with kernel-direct: exit $rc"; fail=1
+else
+	echo "note: this directory reports no direct I/O alignment; --bs check not exercised"
+fi
+good --bs=3000 --size=3000k --modes=kernel-buffered,wtio-writeback
 
 # --help and --list-* exit 0 and print something.
 "$B" --help | grep -q -- "--sync_file_range" || { echo "FAIL: --help"; fail=1; }

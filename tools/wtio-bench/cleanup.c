@@ -10,7 +10,9 @@
 
 static char **files;
 static size_t nr_files, cap_files;
-static void (*final_fn)(void);
+#define MAX_FINALS 4
+static void (*finals[MAX_FINALS])(void);
+static int nr_finals;
 
 void cleanup_add_file(const char *path)
 {
@@ -51,9 +53,13 @@ void cleanup_remove_created(const char *dir, unsigned long long count)
 	rmdir(dir);
 }
 
-void cleanup_set_final(void (*fn)(void))
+void cleanup_add_final(void (*fn)(void))
 {
-	final_fn = fn;
+	for (int i = 0; i < nr_finals; i++)
+		if (finals[i] == fn)
+			return;
+	if (nr_finals < MAX_FINALS)
+		finals[nr_finals++] = fn;
 }
 
 void cleanup_all(bool keep)
@@ -65,9 +71,6 @@ void cleanup_all(bool keep)
 		files[i] = NULL;
 	}
 	nr_files = 0;
-	if (final_fn) {
-		void (*fn)(void) = final_fn;
-		final_fn = NULL;
-		fn();
-	}
+	while (nr_finals > 0)
+		finals[--nr_finals]();
 }

@@ -15,7 +15,10 @@ void cleanup_remove_file(const char *path);
 void cleanup_remove_created(const char *dir, unsigned long long count);
 /* Remove everything registered (idempotent); keep files if keep. */
 void cleanup_all(bool keep);
-/* A function to call last (the XFS loop teardown). */
-void cleanup_set_final(void (*fn)(void));
+/*
+ * A function to call after the files are gone (the XFS loop and cgroup
+ * teardowns); the last one added runs first.
+ */
+void cleanup_add_final(void (*fn)(void));
 
 #endif

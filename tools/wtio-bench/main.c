@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include "cleanup.h"
+#include "commit.h"
+#include "dioalign.h"
+#include "memcg.h"
 #include "options.h"
 #include "output.h"
 #include "run.h"
@@ -27,6 +30,8 @@ static void on_sigint(int sig)
 		"\nwtio-bench: interrupted; stopping, reporting what was measured "
 		"and removing temporary files (Ctrl-C again to quit at once)\n";
 	if (bench_interrupted) {
+		/* No cleanup will run: at least leave no cgroup behind. */
+		memcg_teardown_from_signal();
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
@@ -55,6 +60,20 @@ static void emit(FILE *f, unsigned int formats, bool skip_normal,
 		output_terse(f, er, n, m);
 }
 
+/* --bs against each target's direct I/O alignment. Returns 0 or -1. */
+static int check_bs(struct experiment *ex, struct exp_result *er, int n)
+{
+	char err[512];
+
+	for (int i = 0; i < n; i++)
+		if (dioalign_check(&ex[i].job, er[i].directory, err, sizeof(err))) {
+			fprintf(stderr, "wtio-bench: %s: %s\nTry 'wtio-bench --help'.\n",
+				ex[i].name, err);
+			return -1;
+		}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
@@ -75,6 +94,13 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	meta_fill(&meta, argc, argv, o.suite);
+	snprintf(meta.commit, sizeof(meta.commit), "%s", WTIO_BENCH_COMMIT);
+	meta.mem_policy = o.mem_policy == MEM_AUTO ? "auto" : o.mem_policy == MEM_OFF ? "off" : "size";
+	if (o.mem_policy == MEM_OFF)
+		snprintf(meta.mem_note, sizeof(meta.mem_note), "--mem-limit=off");
+	else if (geteuid() != 0)
+		snprintf(meta.mem_note, sizeof(meta.mem_note), "not root: no memory cgroup; the "
+			 "kernel modes have all of the page cache, wtio only its --cache-size");
 	meta.xfs_loop = o.xfs_loop;
 	if (o.stripe_su)
 		snprintf(meta.stripe, sizeof(meta.stripe), "su=%llu,sw=%u",
@@ -99,6 +125,9 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* Where the target is known already; else after --xfs-loop made it. */
+	if (!o.xfs_loop && check_bs(ex, er, n))
+		return EXIT_USAGE;
 	if (o.dry_run) {
 		if (o.formats & FMT_NORMAL) {
 			fprintf(out, "wtio-bench plan%s%s: %d experiment(s) in %s\n",
@@ -140,8 +169,32 @@ int main(int argc, char **argv)
 		for (int i = 0; i < n; i++)
 			snprintf(er[i].directory, sizeof(er[i].directory), "%s", o.directory);
 		fprintf(stderr, "wtio-bench: running on a fresh XFS (loop device, direct I/O, "
-			"image in /dev/shm) mounted at %s\n", o.directory);
+			"image in /dev/shm, allocated in full) mounted at %s\n", o.directory);
 	}
+	if (o.xfs_loop && check_bs(ex, er, n)) {
+		rc = EXIT_USAGE;
+		goto done;
+	}
+	/* After the image is allocated: its pages are charged outside. */
+	if (o.mem_policy != MEM_OFF && geteuid() == 0) {
+		char why[300];
+		if (memcg_setup(why, sizeof(why))) {
+			if (o.mem_policy == MEM_SIZE) {
+				fprintf(stderr, "wtio-bench: --mem-limit: %s\n", why);
+				rc = 1;
+				goto done;
+			}
+			snprintf(meta.mem_note, sizeof(meta.mem_note), "%s", why);
+		} else {
+			cleanup_add_final(memcg_teardown);
+			o.memcg_on = true;
+			meta.memcg = memcg_version();
+			snprintf(meta.memcg_path, sizeof(meta.memcg_path), "%s", memcg_path());
+		}
+	}
+	if (!meta.memcg)
+		fprintf(stderr, "wtio-bench: NOTE: not an equal-memory comparison: %s\n",
+			meta.mem_note);
 
 	/* The human table goes out as each experiment ends when stdout is
 	 * the destination; other formats at the end. */
@@ -155,7 +208,7 @@ int main(int argc, char **argv)
 		if (r > rc)
 			rc = r;
 		if (stream_normal) {
-			output_normal_one(stdout, &er[i]);
+			output_normal_one(stdout, &er[i], &meta);
 			fflush(stdout);
 		}
 	}

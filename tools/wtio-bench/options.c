@@ -222,6 +222,23 @@ static int cb_stripe(const struct opt_def *d, void *base, const char *val,
 	return 0;
 }
 
+static int cb_mem_limit(const struct opt_def *d, void *base, const char *val,
+			char *err, size_t errlen)
+{
+	struct bench_opts *o = base;
+	(void)d;
+
+	if (!strcmp(val, "auto"))
+		o->mem_policy = MEM_AUTO;
+	else if (!strcmp(val, "off"))
+		o->mem_policy = MEM_OFF;
+	else if (!parse_size(val, &o->mem_limit) && o->mem_limit >= (16u << 20))
+		o->mem_policy = MEM_SIZE;
+	else
+		BAD("--mem-limit: '%s' is not auto, off or a size of at least 16M", val);
+	return 0;
+}
+
 static int cb_help(const struct opt_def *d, void *base, const char *val,
 		   char *err, size_t errlen);
 static int cb_man(const struct opt_def *d, void *base, const char *val,
@@ -322,6 +339,12 @@ static const struct opt_def opt_table[] = {
 	{ "samples", OT_BOOL, J(samples), NULL, NULL,
 	  "Keep per-second throughput samples (in the JSON output, and for bench/plot)." },
 
+	{ "repeat", OT_UINT, J(repeat), "1", "N",
+	  "Run each mode N times, alternating the modes (A B A B ...), and report the median "
+	  "with the min-max range of every figure; suites set 3.",
+	  "The Summary marks a delta whose ranges overlap as within noise. The median of an "
+	  "even count is the lower middle value, always a measured one.", .min = 1, .max = 64 },
+
 	{ "WTIO OPTIONS", OT_SECTION, .help = "wtio:" },
 	{ "cache-size", OT_SIZE, J(cache_size), NULL, "SIZE",
 	  "The wtio context's cache budget (not given: the library's default).", .min = 1 },
@@ -358,6 +381,16 @@ static const struct opt_def opt_table[] = {
 	  .cb = cb_stripe },
 	{ "xfs-size", OT_SIZE, R(xfs_size), "4G", "SIZE", "With --xfs-loop: the image size.",
 	  .min = 300ull << 20, .what = "a size of at least 300M" },
+	{ "mem-limit", OT_FUNC, R(mem_policy), "auto", "auto|SIZE|off",
+	  "(root) Run each kernel mode in a memory cgroup limited to wtio's --cache-size plus "
+	  "64M and the I/O buffers (auto), or to SIZE; off: the kernel has all the page cache.",
+	  "auto is the default as root; without root, or without a memory cgroup, the header and "
+	  "the JSON say that the comparison is not equal-memory. The cgroup is a child of "
+	  "wtio-bench's own (v1 memory controller, or v2 memory.max) and is removed at the end "
+	  "and on Ctrl-C.", .cb = cb_mem_limit },
+	{ "perf", OT_SET, R(perf), NULL, NULL,
+	  "Record perf record -g of each trial into perf-EXPERIMENT-MODE-njN-rR.data in the "
+	  "current directory (or print the command where perf is missing)." },
 	{ "progress", OT_SETINT, R(progress), NULL, NULL,
 	  "A progress line with elapsed time and ETA on standard error (default: when it is a "
 	  "terminal).", .min = 1 },
@@ -525,6 +558,8 @@ void options_parse(int argc, char **argv, struct bench_opts *o)
 	if ((o->given[row("stripe") - opt_table] || o->given[row("xfs-size") - opt_table]) &&
 	    !o->xfs_loop)
 		die_usage("--stripe and --xfs-size need --xfs-loop%s", "");
+	if (o->mem_policy == MEM_SIZE && geteuid() != 0)
+		die_usage("--mem-limit=SIZE needs root (it makes a memory cgroup)%s", "");
 	if (o->xfs_loop && geteuid() != 0)
 		die_usage("--xfs-loop needs root (it makes a loop device and mounts it)%s", "");
 	if (!o->suite && o->nr_job_args == 0)

@@ -68,6 +68,7 @@ struct job_opts {
 	bool samples;			/* per-second throughput samples */
 	bool stripe_align;		/* wtio: cut I/O at stripe units */
 	bool size_ahead;		/* wtio: WTIO_CONFIG_SIZE_AHEAD */
+	unsigned int repeat;		/* runs of each mode, alternating */
 };
 
 #define FMT_NORMAL	(1u << 0)
@@ -98,7 +99,15 @@ struct bench_opts {
 	int progress;			/* -1 auto (TTY), 0 off, 1 on */
 	bool dry_run;
 	bool keep_files;
+	int mem_policy;			/* MEM_AUTO, MEM_OFF, MEM_SIZE */
+	uint64_t mem_limit;		/* MEM_SIZE: the kernel modes' limit */
+	bool memcg_on;			/* the cgroup is set up (main) */
+	bool perf;			/* perf record -g per trial */
 };
+
+enum { MEM_AUTO, MEM_OFF, MEM_SIZE };
+/* The kernel modes' cgroup limit over wtio's cache: this, plus the I/O buffers. */
+#define MEM_ALLOWANCE	(64ull << 20)
 
 /* Fill a job with the defaults (the option table's). */
 void job_defaults(struct job_opts *job);

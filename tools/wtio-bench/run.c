@@ -17,6 +17,9 @@
 
 #include "cleanup.h"
 #include "engine.h"
+#include "figures.h"
+#include "memcg.h"
+#include "perfrec.h"
 #include "progress.h"
 #include "run.h"
 #include "workload.h"
@@ -31,23 +34,31 @@ const char *status_name(enum run_status s)
 struct exp_result *results_new(struct experiment *ex, int n, const char *dir)
 {
 	struct exp_result *er = calloc((size_t)n, sizeof(*er));
+	struct wtio_config cfg;
 
 	if (!er)
 		return NULL;
+	wtio_config_init(&cfg);
 	for (int i = 0; i < n; i++) {
 		const struct job_opts *j = &ex[i].job;
-		int nr = j->nr_numjobs * j->nr_modes;
+		int nr = j->nr_numjobs * j->nr_modes, rep = (int)j->repeat;
 
 		er[i].exp = &ex[i];
 		er[i].res = calloc((size_t)nr, sizeof(*er[i].res));
-		if (!er[i].res) {
-			results_free(er, i);
+		er[i].runs = calloc((size_t)(nr * rep), sizeof(*er[i].runs));
+		if (!er[i].res || !er[i].runs) {
+			results_free(er, i + 1);
 			return NULL;
 		}
-		for (int k = 0; k < nr; k++) {
-			er[i].res[k].mode = j->modes[k % j->nr_modes];
-			er[i].res[k].numjobs = j->numjobs[k / j->nr_modes];
+		for (int k = 0; k < nr * rep; k++) {
+			struct mode_result *r = &er[i].runs[k];
+			r->mode = j->modes[(k / rep) % j->nr_modes];
+			r->numjobs = j->numjobs[k / rep / j->nr_modes];
+			r->repeat = (unsigned int)(k % rep);
+			if (k % rep == 0)
+				er[i].res[k / rep] = *r;
 		}
+		er[i].cache_size = j->cache_size ? j->cache_size : cfg.cache_size;
 		snprintf(er[i].directory, sizeof(er[i].directory), "%s", dir);
 	}
 	return er;
@@ -58,11 +69,11 @@ void results_free(struct exp_result *er, int n)
 	if (!er)
 		return;
 	for (int i = 0; i < n; i++) {
-		if (!er[i].res)
-			continue;
 		const struct job_opts *j = &er[i].exp->job;
-		for (int k = 0; k < j->nr_numjobs * j->nr_modes; k++)
-			free(er[i].res[k].samples);
+		/* A cell's samples are its median run's: freed with the runs. */
+		for (int k = 0; er[i].runs && k < j->nr_numjobs * j->nr_modes * (int)j->repeat; k++)
+			free(er[i].runs[k].samples);
+		free(er[i].runs);
 		free(er[i].res);
 	}
 	free(er);
@@ -73,7 +84,7 @@ double experiment_estimate(const struct experiment *ex)
 	const struct job_opts *j = &ex->job;
 	if (j->runtime <= 0)
 		return 0;
-	return (j->runtime + j->ramp_time + 0.5) * j->nr_modes * j->nr_numjobs;
+	return (j->runtime + j->ramp_time + 0.5) * j->nr_modes * j->nr_numjobs * j->repeat;
 }
 
 /* Expand $pid, $jobnum, $filenum, $exp in the file name format. */
@@ -199,9 +210,53 @@ static void classify(struct mode_result *r, int err)
 }
 
 /*
+ * A kernel mode's trial runs in the memory cgroup: its limit, and the
+ * files' cached pages dropped first, so that what it caches is charged
+ * inside (pages the preparation left would be free hits otherwise).
+ */
+static int limit_enter(const struct bench_opts *o, const struct exp_result *er,
+		       unsigned int nj, struct bfile *files, unsigned int nr_files,
+		       struct mode_result *r)
+{
+	const struct job_opts *job = &er->exp->job;
+
+	r->mem_limit = o->mem_policy == MEM_SIZE ? o->mem_limit :
+		er->cache_size + MEM_ALLOWANCE + (uint64_t)nj * job->iodepth * job->bs;
+	for (unsigned int i = 0; i < nr_files; i++) {
+		int fd = open(files[i].path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fdatasync(fd) == 0)
+			posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+		close(fd);
+	}
+	int ret = memcg_enter(r->mem_limit);
+	if (ret) {
+		r->status = RS_ERROR;
+		snprintf(r->reason, sizeof(r->reason), "memory cgroup %s: %s", memcg_path(),
+			 strerror(-ret));
+	}
+	return ret;
+}
+
+/* --perf: the profile's file for this trial. */
+static pid_t perf_begin(const struct bench_opts *o, const struct experiment *ex,
+			const struct mode_def *m, unsigned int nj, const struct mode_result *r)
+{
+	char path[PATH_MAX];
+
+	if (!o->perf)
+		return -1;
+	snprintf(path, sizeof(path), "perf-%s-%s-nj%u-r%u.data", ex->name, m->name, nj,
+		 r->repeat + 1);
+	return perfrec_start(path);
+}
+
+/*
  * One trial of one mode at one numjobs on the prepared files: start the
  * engine, open, pre-read, measure (trial_measure), close (timed apart),
- * collect the wtio stats and the files' sizes.
+ * collect the wtio stats and the files' sizes. A kernel mode runs inside
+ * the memory cgroup when there is one (limit_enter .. memcg_leave).
  */
 static int run_trial(struct experiment *ex, const struct bench_opts *o,
 		     struct exp_result *er, unsigned int nj,
@@ -260,7 +315,12 @@ static int run_trial(struct experiment *ex, const struct bench_opts *o,
 		 (int)getpid(), ex->name);
 	tr.dir = cdir;
 
+	bool limited = o->memcg_on && m->family == FAMILY_KERNEL;
+	if (limited && limit_enter(o, er, nj, files, nr_files, r))
+		return 1;
 	if (eng->mode_init && (ret = eng->mode_init(&tr))) {
+		if (limited)
+			memcg_leave();
 		classify(r, ret);
 		snprintf(r->reason, sizeof(r->reason), "setup: %s", strerror(-ret));
 		return r->status == RS_ERROR;
@@ -298,7 +358,15 @@ static int run_trial(struct experiment *ex, const struct bench_opts *o,
 	if (!ret) {
 		struct progress_ctx pc = { progress_wanted(o->progress), label, rest_s };
 		snprintf(label, sizeof(label), "%s %s numjobs=%u", ex->name, m->name, nj);
+		pid_t perf = perf_begin(o, ex, m, nj, r);
 		ret = trial_measure(&tr, r, &pc);
+		perfrec_stop(perf);
+	}
+	struct wtio_file_info info;
+	if (opened && files[0].wf && !wtio_file_info(files[0].wf, &info)) {
+		r->stripe_unit = info.stripe_unit;
+		r->stripe_width = info.stripe_width;
+		snprintf(r->stripe_source, sizeof(r->stripe_source), "%s", info.stripe_source);
 	}
 	uint64_t t = now_ns();
 	for (unsigned int i = 0; i < opened; i++) {
@@ -315,6 +383,15 @@ static int run_trial(struct experiment *ex, const struct bench_opts *o,
 	}
 	if (eng->mode_exit)
 		eng->mode_exit(&tr);
+	if (limited) {
+		r->mem_peak = memcg_peak();
+		int lret = memcg_leave();
+		if (lret && !ret) {
+			ret = lret;
+			snprintf(r->reason, sizeof(r->reason), "leaving the memory cgroup: %s",
+				 strerror(-ret));
+		}
+	}
 	classify(r, ret);
 	if (job->rw == RW_CREATE) {
 		/* the created files are counted and removed here */
@@ -343,6 +420,9 @@ static int run_trial(struct experiment *ex, const struct bench_opts *o,
 	return r->status == RS_ERROR;
 }
 
+/* Trials of the whole run, numbered in the order they ran. */
+static unsigned int trial_order;
+
 int run_experiment(struct experiment *ex, const struct bench_opts *o,
 		   struct exp_result *er, double rest_s)
 {
@@ -350,9 +430,7 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 	int failed = 0, prep_failed = 0;
 
 	er->exp = ex;
-	if (!er->res)
-		er->res = calloc((size_t)(job->nr_numjobs * job->nr_modes), sizeof(*er->res));
-	if (!er->res)
+	if (!er->res || !er->runs)
 		return 1;
 	struct statfs sfs;
 	if (!statfs(er->directory, &sfs)) {
@@ -367,7 +445,7 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 		snprintf(er->fstype, sizeof(er->fstype), "%s", t);
 	}
 	double per_run = job->runtime > 0 ? job->runtime + job->ramp_time + 0.5 : 0;
-	int runs_left = job->nr_numjobs * job->nr_modes;
+	int runs_left = job->nr_numjobs * job->nr_modes * (int)job->repeat;
 	bool shared = !job->per_job_files;
 	bool need_data = job->overwrite || job->rw == RW_READ ||
 			 job->rw == RW_RANDREAD || job->rw == RW_RANDRW;
@@ -394,7 +472,7 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 			else if (!need_data)
 				ret = reset_file(files[i].path, job->size, job->file_append);
 			if (ret) {
-				struct mode_result *r = exp_res(er, ni, 0);
+				struct mode_result *r = exp_run(er, ni, 0, 0);
 				r->status = RS_ERROR;
 				snprintf(r->reason, sizeof(r->reason), "prepare %s: %s",
 					 files[i].path, strerror(-ret));
@@ -402,20 +480,25 @@ int run_experiment(struct experiment *ex, const struct bench_opts *o,
 				break;
 			}
 		}
-		for (int mi = 0; mi < job->nr_modes; mi++) {
-			struct mode_result *r = exp_res(er, ni, mi);
-			r->mode = job->modes[mi];
-			r->numjobs = nj;
-			runs_left--;
-			if (bench_interrupted || prep_failed) {
-				if (r->status == RS_NOT_RUN && prep_failed && !bench_interrupted)
-					snprintf(r->reason, sizeof(r->reason), "not run: preparation failed");
-				continue;
+		/* Repeats alternate the modes (A B A B), so that a drift of the
+		 * machine spreads over all of them instead of favouring one. */
+		for (unsigned int rep = 0; rep < job->repeat; rep++)
+			for (int mi = 0; mi < job->nr_modes; mi++) {
+				struct mode_result *r = exp_run(er, ni, mi, (int)rep);
+				runs_left--;
+				if (bench_interrupted || prep_failed) {
+					if (r->status == RS_NOT_RUN && prep_failed && !bench_interrupted)
+						snprintf(r->reason, sizeof(r->reason),
+							 "not run: preparation failed");
+					continue;
+				}
+				r->order = ++trial_order;
+				if (run_trial(ex, o, er, nj, files, nr_files, shared ? nr_files : fpt,
+					      mi, r, rest_s + per_run * runs_left))
+					failed = 1;
 			}
-			if (run_trial(ex, o, er, nj, files, nr_files, shared ? nr_files : fpt,
-					 mi, r, rest_s + per_run * runs_left))
-				failed = 1;
-		}
+		for (int mi = 0; mi < job->nr_modes; mi++)
+			cell_summarize(exp_run(er, ni, mi, 0), (int)job->repeat, exp_res(er, ni, mi));
 		if (!shared || ni == job->nr_numjobs - 1)
 			for (unsigned int i = 0; i < nr_files; i++)
 				if (!o->keep_files)

@@ -66,15 +66,25 @@ int xfsloop_setup(uint64_t size, uint64_t su, unsigned int sw, char *dir,
 
 	snprintf(img, sizeof(img), "/dev/shm/wtio-bench-xfs.%d.img", (int)getpid());
 	int fd = open(img, O_RDWR | O_CREAT | O_EXCL, 0600);
-	if (fd < 0 || ftruncate(fd, (off_t)size)) {
+	if (fd < 0) {
 		fprintf(stderr, "wtio-bench: --xfs-loop: %s: %s\n", img, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		img[0] = 0;
+		return -1;
+	}
+	cleanup_add_final(xfsloop_teardown);
+	/*
+	 * Every page of the image now, before any measured mode and outside
+	 * the kernel modes' memory cgroup: a loop device over shmem would
+	 * otherwise charge the pages it allocates to the writer's cgroup.
+	 */
+	int err = posix_fallocate(fd, 0, (off_t)size);
+	close(fd);
+	if (err) {
+		fprintf(stderr, "wtio-bench: --xfs-loop: cannot allocate the %llu MiB image %s "
+			"in full: %s\n", (unsigned long long)(size >> 20), img, strerror(err));
 		xfsloop_teardown();
 		return -1;
 	}
-	close(fd);
-	cleanup_set_final(xfsloop_teardown);
 	snprintf(cmd, sizeof(cmd), "losetup --direct-io=on -f --show '%s' 2>&1", img);
 	if (sh(cmd, out, sizeof(out)) || strncmp(out, "/dev/loop", 9)) {
 		fprintf(stderr, "wtio-bench: --xfs-loop: losetup failed: %s\n", out);

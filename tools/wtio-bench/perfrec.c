@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfrec.c - --perf: one perf record -g per trial, so that speed work
+ * starts from where the time goes. perf attaches to this process by pid
+ * (every thread, those started later included).
+ */
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "perfrec.h"
+
+static bool perf_found(void)
+{
+	static int found = -1;
+	if (found < 0)
+		found = system("command -v perf >/dev/null 2>&1") == 0;
+	return found;
+}
+
+pid_t perfrec_start(const char *out)
+{
+	static bool told;
+	char pid[24];
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (!perf_found()) {
+		if (!told)
+			fprintf(stderr, "wtio-bench: --perf: perf is not installed (Debian: "
+				"apt-get install linux-perf); no profile recorded. Per trial it "
+				"would run: perf record -g -p %s -o %s\n", pid, out);
+		told = true;
+		return -1;
+	}
+	pid_t p = fork();
+	if (p == 0) {
+		execlp("perf", "perf", "record", "-g", "-q", "-p", pid, "-o", out, (char *)NULL);
+		_exit(127);
+	}
+	if (p > 0)
+		usleep(300000);	/* let it attach before the window opens */
+	return p;
+}
+
+void perfrec_stop(pid_t pid)
+{
+	int st;
+
+	if (pid <= 0)
+		return;
+	kill(pid, SIGINT);
+	while (waitpid(pid, &st, 0) < 0)
+		;
+}
