@@ -5,9 +5,7 @@
  * lock and a ring can be set up single-issuer with deferred task work.
  */
 #include <errno.h>
-#include <limits.h>
 #include <liburing.h>
-#include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,23 +15,12 @@
 
 #include "wtio.h"
 #include "io_priv.h"
+#include "uring.h"
 #include "sys.h"
 
 #define URING_DEPTH		128
-/* The kernel refuses fixed buffers larger than 1 GiB. */
-#define URING_BUF_CHUNK		(1ull << 30)
 #define URING_WANT_FLAGS	(IORING_SETUP_SINGLE_ISSUER | \
 				 IORING_SETUP_DEFER_TASKRUN)
-
-struct uring_dom {
-	struct wtio_io_tdom dom;
-	/* Setup flags the kernel takes; dropped to 0 on the first -EINVAL. */
-	unsigned int setup_flags;
-	bool have_rw;		/* IORING_OP_READ/WRITE (5.6+) */
-	/* The arena as fixed-buffer chunks; NULL when not to be used. */
-	struct iovec *bufs;
-	unsigned int nr_bufs;
-};
 
 struct uring_ts {
 	struct wtio_io_tstate ts;
@@ -115,71 +102,6 @@ static struct uring_ts *uring_ts_get(struct wtio_io_backend *be, int *err)
 	return uts;
 }
 
-/* The registered chunk holding all of [buf, buf + len), or -1. */
-static int uring_fixed_index(const struct wtio_io_backend *be,
-			     const struct uring_dom *ud, const void *buf,
-			     size_t len)
-{
-	uintptr_t start = (uintptr_t)be->arena, p = (uintptr_t)buf;
-	uint64_t rel;
-
-	if (!len || p < start || p - start >= be->arena_size ||
-	    len > be->arena_size - (p - start))
-		return -1;
-	rel = p - start;
-	if (rel / URING_BUF_CHUNK != (rel + len - 1) / URING_BUF_CHUNK)
-		return -1;
-	return (int)(rel / URING_BUF_CHUNK);
-}
-
-static void uring_prep(struct wtio_io_backend *be, bool fixed,
-		       struct io_uring_sqe *sqe, struct wtio_io_req *req)
-{
-	struct uring_dom *ud = be->private;
-	bool rd = req->op == WTIO_IO_READ, one;
-	unsigned int len;
-	void *buf;
-	int idx;
-
-	switch (req->op) {
-	case WTIO_IO_READ:
-	case WTIO_IO_WRITE:
-		buf = req->iov[0].iov_base;
-		len = (unsigned int)req->iov[0].iov_len;
-		/* The non-vectored ops take a 32-bit length. */
-		one = req->iovcnt == 1 && req->iov[0].iov_len <= UINT_MAX;
-		idx = -1;
-		if (one && fixed)
-			idx = uring_fixed_index(be, ud, buf, len);
-		if (idx >= 0 && rd)
-			io_uring_prep_read_fixed(sqe, req->fd, buf, len,
-						 req->off, idx);
-		else if (idx >= 0)
-			io_uring_prep_write_fixed(sqe, req->fd, buf, len,
-						  req->off, idx);
-		else if (one && ud->have_rw && rd)
-			io_uring_prep_read(sqe, req->fd, buf, len, req->off);
-		else if (one && ud->have_rw)
-			io_uring_prep_write(sqe, req->fd, buf, len, req->off);
-		else if (rd)
-			io_uring_prep_readv(sqe, req->fd, req->iov,
-					    req->iovcnt, req->off);
-		else
-			io_uring_prep_writev(sqe, req->fd, req->iov,
-					     req->iovcnt, req->off);
-		/* Like psync: the flags are write flags (RWF_DSYNC, ...). */
-		sqe->rw_flags = rd ? 0 : req->rw_flags;
-		break;
-	case WTIO_IO_FSYNC:
-		io_uring_prep_fsync(sqe, req->fd, 0);
-		break;
-	case WTIO_IO_FDATASYNC:
-		io_uring_prep_fsync(sqe, req->fd, IORING_FSYNC_DATASYNC);
-		break;
-	}
-	io_uring_sqe_set_data(sqe, req);
-}
-
 /* Move ready CQEs into dq, as far as it has room, without calling end_io. */
 static void uring_stash_cqes(struct uring_ts *uts)
 {
@@ -249,7 +171,7 @@ static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 			wtio_io_doneq_push(&uts->dq, reqs[i], ret);
 			continue;
 		}
-		uring_prep(be, uts->fixed, sqe, reqs[i]);
+		wtio_uring_prep(be, uts->fixed, sqe, reqs[i]);
 	}
 	uts->held = 0;
 	/*
@@ -461,133 +383,6 @@ static void uring_teardown(struct wtio_io_backend *be)
 	be->private = NULL;
 }
 
-/*
- * A channel: one ring shared by the threads that submit to it and reaped
- * by one other thread (a queue's completion thread). No single-issuer or
- * deferred task work here: the reaper is not the submitter.
- */
-struct uring_chan {
-	struct wtio_io_chan chan;
-	struct wtio_io_backend *be;
-	struct io_uring ring;
-	bool fixed;		/* the arena is registered on this ring */
-	pthread_mutex_t sq_lock;
-	/* Released by submitters after their requests are filled in,
-	 * acquired by the reaper before it reads a completed request: the
-	 * real ordering goes through the kernel's ring, which
-	 * ThreadSanitizer cannot see. */
-	_Atomic uint64_t published;
-};
-
-static struct wtio_io_chan *uring_chan_open(struct wtio_io_backend *be,
-					    unsigned int depth, int *err)
-{
-	struct uring_chan *uc = calloc(1, sizeof(*uc));
-	int ret;
-
-	if (!uc) {
-		*err = -ENOMEM;
-		return NULL;
-	}
-	ret = wtio_sys_io_uring_queue_init(depth < 8 ? 8 : depth, &uc->ring, 0);
-	if (ret < 0) {
-		free(uc);
-		*err = ret;
-		return NULL;
-	}
-	uc->be = be;
-	if (((struct uring_dom *)be->private)->bufs)
-		uc->fixed = io_uring_register_buffers(&uc->ring,
-				((struct uring_dom *)be->private)->bufs,
-				((struct uring_dom *)be->private)->nr_bufs) == 0;
-	pthread_mutex_init(&uc->sq_lock, NULL);
-	return &uc->chan;
-}
-
-static int uring_chan_submit(struct wtio_io_chan *chan,
-			     struct wtio_io_req **reqs, unsigned int nr)
-{
-	struct uring_chan *uc = (struct uring_chan *)chan;
-	struct io_uring_sqe *sqe = NULL;
-	unsigned int i, queued;
-	int ret = 0, err = 0;
-
-	pthread_mutex_lock(&uc->sq_lock);
-	for (i = 0; i < nr; i++) {
-		while (!(sqe = io_uring_get_sqe(&uc->ring))) {
-			/* A full SQ drains into the kernel; the CQ does not
-			 * drop completions (IORING_FEAT_NODROP). */
-			atomic_fetch_add_explicit(&uc->published, 1,
-						  memory_order_release);
-			ret = io_uring_submit(&uc->ring);
-			if (ret >= 0 || ret == -EINTR)
-				continue;
-			if (ret != -EAGAIN && ret != -EBUSY) {
-				err = ret;
-				break;
-			}
-			sched_yield();
-		}
-		if (!sqe)
-			break;
-		uring_prep(uc->be, uc->fixed, sqe, reqs[i]);
-	}
-	queued = i;
-	atomic_fetch_add_explicit(&uc->published, 1, memory_order_release);
-	do {
-		ret = io_uring_submit(&uc->ring);
-	} while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
-	pthread_mutex_unlock(&uc->sq_lock);
-	/* Earlier requests are in flight already and cannot be taken
-	 * back: the rest complete here, with the error. */
-	for (i = queued; i < nr; i++)
-		reqs[i]->end_io(reqs[i], err ? err : -EIO);
-	return 0;
-}
-
-static int uring_chan_reap(struct wtio_io_chan *chan, unsigned int min,
-			   const struct timespec *timeout)
-{
-	struct uring_chan *uc = (struct uring_chan *)chan;
-	struct __kernel_timespec ts;
-	struct io_uring_cqe *cqe;
-	int n = 0, ret;
-
-	for (;;) {
-		while (io_uring_peek_cqe(&uc->ring, &cqe) == 0) {
-			struct wtio_io_req *req = io_uring_cqe_get_data(cqe);
-			int res = cqe->res;
-
-			io_uring_cqe_seen(&uc->ring, cqe);
-			(void)atomic_load_explicit(&uc->published,
-						   memory_order_acquire);
-			req->end_io(req, res);
-			n++;
-		}
-		if ((unsigned int)n >= min)
-			return n;
-		if (timeout) {
-			ts.tv_sec = timeout->tv_sec;
-			ts.tv_nsec = timeout->tv_nsec;
-		}
-		ret = io_uring_wait_cqe_timeout(&uc->ring, &cqe,
-						timeout ? &ts : NULL);
-		if (ret == -ETIME)
-			return n;
-		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
-			return n ? n : ret;
-	}
-}
-
-static void uring_chan_close(struct wtio_io_chan *chan)
-{
-	struct uring_chan *uc = (struct uring_chan *)chan;
-
-	io_uring_queue_exit(&uc->ring);
-	pthread_mutex_destroy(&uc->sq_lock);
-	free(uc);
-}
-
 const struct wtio_io_ops wtio_io_uring_ops = {
 	.version	= WTIO_IO_OPS_VERSION,
 	.name		= "io_uring",
@@ -599,8 +394,8 @@ const struct wtio_io_ops wtio_io_uring_ops = {
 	.reap		= uring_reap,
 	.inflight	= uring_inflight,
 	.set_size	= wtio_io_ftruncate,
-	.chan_open	= uring_chan_open,
-	.chan_submit	= uring_chan_submit,
-	.chan_reap	= uring_chan_reap,
-	.chan_close	= uring_chan_close,
+	.chan_open	= wtio_uring_chan_open,
+	.chan_submit	= wtio_uring_chan_submit,
+	.chan_reap	= wtio_uring_chan_reap,
+	.chan_close	= wtio_uring_chan_close,
 };

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * io.c - backend selection and setup, and the wrappers through which the
- * core calls a backend: each request is checked here, once, for every
- * backend, and capability flags (not the table's members) say what a
- * backend can do.
+ * io_backend.c - backend selection and setup, and the wrappers through
+ * which the core calls a backend: each request is checked here, once,
+ * for every backend, and capability flags (not the table's members) say
+ * what a backend can do.
  */
 #include <errno.h>
 #include <string.h>

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * io_uring_chan.c - the io_uring backend's channels (WTIO_IO_CAP_CHANNELS):
+ * one ring that any thread submits to under a lock, reaped by one thread,
+ * for queues and started writeback whose submitter does not come back.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "uring.h"
+#include "sys.h"
+
+/*
+ * A channel: one ring shared by the threads that submit to it and reaped
+ * by one other thread (a queue's completion thread). No single-issuer or
+ * deferred task work here: the reaper is not the submitter.
+ */
+struct uring_chan {
+	struct wtio_io_chan chan;
+	struct wtio_io_backend *be;
+	struct io_uring ring;
+	bool fixed;		/* the arena is registered on this ring */
+	pthread_mutex_t sq_lock;
+	/* Released by submitters after their requests are filled in,
+	 * acquired by the reaper before it reads a completed request: the
+	 * real ordering goes through the kernel's ring, which
+	 * ThreadSanitizer cannot see. */
+	_Atomic uint64_t published;
+};
+
+struct wtio_io_chan *wtio_uring_chan_open(struct wtio_io_backend *be,
+					  unsigned int depth, int *err)
+{
+	struct uring_chan *uc = calloc(1, sizeof(*uc));
+	int ret;
+
+	if (!uc) {
+		*err = -ENOMEM;
+		return NULL;
+	}
+	ret = wtio_sys_io_uring_queue_init(depth < 8 ? 8 : depth, &uc->ring, 0);
+	if (ret < 0) {
+		free(uc);
+		*err = ret;
+		return NULL;
+	}
+	uc->be = be;
+	if (((struct uring_dom *)be->private)->bufs)
+		uc->fixed = io_uring_register_buffers(&uc->ring,
+				((struct uring_dom *)be->private)->bufs,
+				((struct uring_dom *)be->private)->nr_bufs) == 0;
+	pthread_mutex_init(&uc->sq_lock, NULL);
+	return &uc->chan;
+}
+
+int wtio_uring_chan_submit(struct wtio_io_chan *chan,
+			   struct wtio_io_req **reqs, unsigned int nr)
+{
+	struct uring_chan *uc = (struct uring_chan *)chan;
+	struct io_uring_sqe *sqe = NULL;
+	unsigned int i, queued;
+	int ret = 0, err = 0;
+
+	pthread_mutex_lock(&uc->sq_lock);
+	for (i = 0; i < nr; i++) {
+		while (!(sqe = io_uring_get_sqe(&uc->ring))) {
+			/* A full SQ drains into the kernel; the CQ does not
+			 * drop completions (IORING_FEAT_NODROP). */
+			atomic_fetch_add_explicit(&uc->published, 1,
+						  memory_order_release);
+			ret = io_uring_submit(&uc->ring);
+			if (ret >= 0 || ret == -EINTR)
+				continue;
+			if (ret != -EAGAIN && ret != -EBUSY) {
+				err = ret;
+				break;
+			}
+			sched_yield();
+		}
+		if (!sqe)
+			break;
+		wtio_uring_prep(uc->be, uc->fixed, sqe, reqs[i]);
+	}
+	queued = i;
+	atomic_fetch_add_explicit(&uc->published, 1, memory_order_release);
+	do {
+		ret = io_uring_submit(&uc->ring);
+	} while (ret == -EINTR || ret == -EAGAIN || ret == -EBUSY);
+	pthread_mutex_unlock(&uc->sq_lock);
+	/* Earlier requests are in flight already and cannot be taken
+	 * back: the rest complete here, with the error. */
+	for (i = queued; i < nr; i++)
+		reqs[i]->end_io(reqs[i], err ? err : -EIO);
+	return 0;
+}
+
+int wtio_uring_chan_reap(struct wtio_io_chan *chan, unsigned int min,
+			 const struct timespec *timeout)
+{
+	struct uring_chan *uc = (struct uring_chan *)chan;
+	struct __kernel_timespec ts;
+	struct io_uring_cqe *cqe;
+	int n = 0, ret;
+
+	for (;;) {
+		while (io_uring_peek_cqe(&uc->ring, &cqe) == 0) {
+			struct wtio_io_req *req = io_uring_cqe_get_data(cqe);
+			int res = cqe->res;
+
+			io_uring_cqe_seen(&uc->ring, cqe);
+			(void)atomic_load_explicit(&uc->published,
+						   memory_order_acquire);
+			req->end_io(req, res);
+			n++;
+		}
+		if ((unsigned int)n >= min)
+			return n;
+		if (timeout) {
+			ts.tv_sec = timeout->tv_sec;
+			ts.tv_nsec = timeout->tv_nsec;
+		}
+		ret = io_uring_wait_cqe_timeout(&uc->ring, &cqe,
+						timeout ? &ts : NULL);
+		if (ret == -ETIME)
+			return n;
+		if (ret < 0 && ret != -EINTR && ret != -EAGAIN)
+			return n ? n : ret;
+	}
+}
+
+void wtio_uring_chan_close(struct wtio_io_chan *chan)
+{
+	struct uring_chan *uc = (struct uring_chan *)chan;
+
+	io_uring_queue_exit(&uc->ring);
+	pthread_mutex_destroy(&uc->sq_lock);
+	free(uc);
+}
