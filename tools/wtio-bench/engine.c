@@ -3,6 +3,7 @@
 #include <stddef.h>
 
 #include "engine.h"
+#include "raidtarget.h"
 
 bool wtio_queue_api_available(void);
 
@@ -13,6 +14,11 @@ const struct engine_ops *engine_pick(const struct mode_def *m,
 	*why = NULL;
 	if (job->ioengine == IOENGINE_NULL)
 		return &engine_null;
+	if (m->family == FAMILY_KERNEL && bench_raid_active()) {
+		*why = "kernel modes cannot run on --raid (a user-space RAID the kernel cannot see; "
+		       "--md-raid runs them where md works)";
+		return NULL;
+	}
 	if (m->family == FAMILY_WTIO) {
 		if (job->iodepth <= 1 || job->rw == RW_CREATE)
 			return &engine_wtio_sync;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "raidtarget.h"
 
 #pragma weak wtio_queue_create
 #pragma weak wtio_queue_destroy
@@ -46,6 +47,10 @@ static int w_mode_init(struct trial *tr)
 		cfg.flags |= WTIO_CONFIG_NO_STRIPE_ALIGN;
 	if (job->size_ahead)
 		cfg.flags |= WTIO_CONFIG_SIZE_AHEAD;
+	if (bench_raid_active()) {
+		bench_raid_stats_reset();
+		return bench_raid_ctx_create(&cfg, &tr->wctx);
+	}
 	return wtio_ctx_create(&cfg, &tr->wctx);
 }
 
@@ -54,6 +59,7 @@ static void w_mode_exit(struct trial *tr)
 	if (tr->wctx)
 		wtio_ctx_destroy(tr->wctx);
 	tr->wctx = NULL;
+	bench_raid_report(tr->mode->name);
 }
 
 static int w_open_file(struct trial *tr, struct bfile *f)

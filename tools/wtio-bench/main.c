@@ -196,6 +196,22 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wtio-bench: NOTE: not an equal-memory comparison: %s\n",
 			meta.mem_note);
 
+	if (o.md_raid.level) {
+		if (mdraid_setup(&o.md_raid, o.xfs_size, o.directory, sizeof(o.directory))) {
+			rc = 1;
+			goto done;
+		}
+		for (int i = 0; i < n; i++)
+			snprintf(er[i].directory, sizeof(er[i].directory), "%s", o.directory);
+		snprintf(meta.stripe, sizeof(meta.stripe), "md-raid%u,%u,%lluk", o.md_raid.level,
+			 o.md_raid.disks, (unsigned long long)o.md_raid.chunk >> 10);
+	}
+	if (o.raid.level && bench_raid_setup(&o.raid, o.raid_su == 1, o.directory, meta.stripe,
+					     sizeof(meta.stripe))) {
+		rc = 1;
+		goto done;
+	}
+
 	/* The human table goes out as each experiment ends when stdout is
 	 * the destination; other formats at the end. */
 	bool stream_normal = (o.formats & FMT_NORMAL) && !o.output;

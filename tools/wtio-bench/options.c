@@ -29,6 +29,7 @@ enum { SC_JOB = 1, SC_RUN };
 
 static const char *const rw_names[] = { "write", "randwrite", "read", "randread",
 					"randrw", "create", NULL };
+static const char *const raid_su_names[] = { "chunk", "stripe", NULL };
 static const char *const ioengine_names[] = { "auto", "psync", "libaio",
 					      "io_uring", "null", NULL };
 
@@ -391,6 +392,21 @@ static const struct opt_def opt_table[] = {
 	{ "perf", OT_SET, R(perf), NULL, NULL,
 	  "Record perf record -g of each trial into perf-EXPERIMENT-MODE-njN-rR.data in the "
 	  "current directory (or print the command where perf is missing)." },
+	{ "raid", OT_FUNC, R(raid), NULL, "LEVEL,DISKS,CHUNK",
+	  "Run the wtio modes on a user-space RAID-5 or -6 of DISKS member files in /dev/shm with "
+	  "real parity (a write of part of a stripe pays read-modify-write), wtio's stripe geometry "
+	  "set to match; kernel modes are skipped, the kernel cannot see it. Member I/O counts are "
+	  "printed after each mode (example: 5,4,64k).",
+	  "The files' bytes go to the volume; the files themselves only keep their sizes. Files "
+	  "prepared for reads and overwrites are filled by the kernel, so on the volume they read "
+	  "as zeros (the same I/O, other bytes).", .cb = raid_spec_opt },
+	{ "raid-su", OT_ENUM, R(raid_su), "chunk", NULL,
+	  "With --raid: the stripe unit wtio cuts its I/O at: the chunk (what XFS on md reports) or "
+	  "the whole stripe (what the reference's io_opt alignment cuts at).", .names = raid_su_names },
+	{ "md-raid", OT_FUNC, R(md_raid), NULL, "LEVEL,DISKS,CHUNK",
+	  "(root) Run every mode on XFS on a real md RAID (mdadm) over loop devices on /dev/shm "
+	  "images, --xfs-size in all; fails with a message where the kernel has no md.",
+	  .cb = raid_spec_opt },
 	{ "progress", OT_SETINT, R(progress), NULL, NULL,
 	  "A progress line with elapsed time and ETA on standard error (default: when it is a "
 	  "terminal).", .min = 1 },
@@ -556,10 +572,14 @@ void options_parse(int argc, char **argv, struct bench_opts *o)
 	if (optind < argc)
 		die_usage("unexpected argument '%s' (options are --name=value)", argv[optind]);
 	if ((o->given[row("stripe") - opt_table] || o->given[row("xfs-size") - opt_table]) &&
-	    !o->xfs_loop)
+	    !o->xfs_loop && !o->md_raid.level)
 		die_usage("--stripe and --xfs-size need --xfs-loop%s", "");
 	if (o->mem_policy == MEM_SIZE && geteuid() != 0)
 		die_usage("--mem-limit=SIZE needs root (it makes a memory cgroup)%s", "");
+	if (o->given[row("raid-su") - opt_table] && !o->raid.level)
+		die_usage("--raid-su needs --raid%s", "");
+	if ((o->raid.level != 0) + (o->md_raid.level != 0) + o->xfs_loop > 1)
+		die_usage("--raid, --md-raid and --xfs-loop are different targets: one at a time%s", "");
 	if (o->xfs_loop && geteuid() != 0)
 		die_usage("--xfs-loop needs root (it makes a loop device and mounts it)%s", "");
 	if (!o->suite && o->nr_job_args == 0)

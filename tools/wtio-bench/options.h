@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "raidtarget.h"
+
 #define MAX_MODES	16
 #define MAX_NUMJOBS	16	/* entries in a --numjobs sweep */
 #define MAX_JOBS	256	/* threads in one run */
@@ -96,6 +98,9 @@ struct bench_opts {
 	uint64_t stripe_su;
 	unsigned int stripe_sw;
 	uint64_t xfs_size;
+	struct raid_spec raid;		/* --raid: the user-space RAID */
+	int raid_su;			/* --raid-su: 0 chunk, 1 stripe */
+	struct raid_spec md_raid;	/* --md-raid: md over loop devices */
 	int progress;			/* -1 auto (TTY), 0 off, 1 on */
 	bool dry_run;
 	bool keep_files;

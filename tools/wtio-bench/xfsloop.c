@@ -14,8 +14,7 @@
 static char img[256], loopdev[256], mnt[256];
 static int mounted;
 
-/* Run a shell command; its stdout (first line) to out if given. */
-static int sh(const char *cmd, char *out, size_t outlen)
+int xfsloop_sh(const char *cmd, char *out, size_t outlen)
 {
 	FILE *p = popen(cmd, "r");
 	if (!p)
@@ -37,10 +36,10 @@ void xfsloop_teardown(void)
 
 	if (mounted) {
 		snprintf(cmd, sizeof(cmd), "umount '%s' 2>&1", mnt);
-		if (sh(cmd, NULL, 0)) {
+		if (xfsloop_sh(cmd, NULL, 0)) {
 			sleep(1);
 			snprintf(cmd, sizeof(cmd), "umount -l '%s' 2>&1", mnt);
-			sh(cmd, NULL, 0);
+			xfsloop_sh(cmd, NULL, 0);
 		}
 		mounted = 0;
 	}
@@ -50,7 +49,7 @@ void xfsloop_teardown(void)
 	}
 	if (loopdev[0]) {
 		snprintf(cmd, sizeof(cmd), "losetup -d '%s' 2>&1", loopdev);
-		sh(cmd, NULL, 0);
+		xfsloop_sh(cmd, NULL, 0);
 		loopdev[0] = 0;
 	}
 	if (img[0]) {
@@ -86,7 +85,7 @@ int xfsloop_setup(uint64_t size, uint64_t su, unsigned int sw, char *dir,
 		return -1;
 	}
 	snprintf(cmd, sizeof(cmd), "losetup --direct-io=on -f --show '%s' 2>&1", img);
-	if (sh(cmd, out, sizeof(out)) || strncmp(out, "/dev/loop", 9)) {
+	if (xfsloop_sh(cmd, out, sizeof(out)) || strncmp(out, "/dev/loop", 9)) {
 		fprintf(stderr, "wtio-bench: --xfs-loop: losetup failed: %s\n", out);
 		xfsloop_teardown();
 		return -1;
@@ -97,7 +96,7 @@ int xfsloop_setup(uint64_t size, uint64_t su, unsigned int sw, char *dir,
 		snprintf(stripe, sizeof(stripe), " -d su=%llu,sw=%u",
 			 (unsigned long long)su, sw);
 	snprintf(cmd, sizeof(cmd), "mkfs.xfs -f -q%s '%s' 2>&1", stripe, loopdev);
-	if (sh(cmd, out, sizeof(out))) {
+	if (xfsloop_sh(cmd, out, sizeof(out))) {
 		fprintf(stderr, "wtio-bench: --xfs-loop: mkfs.xfs failed: %s\n", out);
 		xfsloop_teardown();
 		return -1;
@@ -110,7 +109,7 @@ int xfsloop_setup(uint64_t size, uint64_t su, unsigned int sw, char *dir,
 		return -1;
 	}
 	snprintf(cmd, sizeof(cmd), "mount -t xfs '%s' '%s' 2>&1", loopdev, mnt);
-	if (sh(cmd, out, sizeof(out))) {
+	if (xfsloop_sh(cmd, out, sizeof(out))) {
 		fprintf(stderr, "wtio-bench: --xfs-loop: mount failed: %s\n", out);
 		xfsloop_teardown();
 		return -1;

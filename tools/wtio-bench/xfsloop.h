@@ -12,6 +12,9 @@
 /* Set up; the mount point goes to dir. Returns 0 or -1 (message printed). */
 int xfsloop_setup(uint64_t size, uint64_t su, unsigned int sw, char *dir,
 		  size_t dirlen);
+/* Run a shell command; its stdout (first line) to out if given. Returns
+ * its exit status, -1 if it could not run. (mdraid.c uses it too.) */
+int xfsloop_sh(const char *cmd, char *out, size_t outlen);
 /* Unmount, detach, remove (idempotent). */
 void xfsloop_teardown(void);
 

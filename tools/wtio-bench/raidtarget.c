@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * raidtarget.c - --raid: the user-space RAID under the wtio modes, one volume
+ * for the whole run, its member files removed at the end (and on Ctrl-C),
+ * its per-member I/O counts printed after each mode.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cleanup.h"
+#include "raidtarget.h"
+#include "raid_io.h"
+
+static struct raid_vol *vol;
+static struct raid_files *files;
+static bool su_is_stripe;
+
+int raid_spec_opt(const struct opt_def *d, void *base, const char *val,
+		  char *err, size_t errlen)
+{
+	struct raid_spec *rs = (void *)((char *)base + d->off);
+	char tmp[64], *c1, *c2;
+	unsigned long long lvl, n;
+	uint64_t chunk;
+
+	snprintf(tmp, sizeof(tmp), "%s", val);
+	c1 = strchr(tmp, ',');
+	c2 = c1 ? strchr(c1 + 1, ',') : NULL;
+	if (!c2)
+		goto bad;
+	*c1 = *c2 = 0;
+	if (parse_uint(tmp, 6, &lvl) || (lvl != 5 && lvl != 6) ||
+	    parse_uint(c1 + 1, RAID_MAX_DISKS, &n) || n < (lvl == 5 ? 3 : 4) ||
+	    parse_size(c2 + 1, &chunk) || chunk < 4096 || chunk > (16u << 20) ||
+	    (chunk & (chunk - 1)))
+		goto bad;
+	rs->level = (unsigned int)lvl;
+	rs->disks = (unsigned int)n;
+	rs->chunk = chunk;
+	return 0;
+bad:
+	snprintf(err, errlen, "--%s: '%s' is not LEVEL,DISKS,CHUNK: level 5 "
+		 "(3 to %d disks) or 6 (4 to %d), chunk a power of two from "
+		 "4k to 16M (example: 5,4,64k)", d->name, val, RAID_MAX_DISKS,
+		 RAID_MAX_DISKS);
+	return -1;
+}
+
+int bench_raid_setup(const struct raid_spec *rs, bool su_stripe,
+		     const char *dir, char *desc, size_t desclen)
+{
+	const char *mdir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : dir;
+	char prefix[64];
+	unsigned int k;
+	int ret;
+
+	snprintf(prefix, sizeof(prefix), "wtio-bench-raid.%d", (int)getpid());
+	ret = raid_create(mdir, prefix, (int)rs->level, rs->disks,
+			  (uint32_t)rs->chunk, &vol);
+	if (!ret)
+		ret = raid_files_create(vol, &files);
+	if (ret) {
+		fprintf(stderr, "wtio-bench: --raid: cannot make the volume in "
+			"%s: %s\n", mdir, strerror(-ret));
+		raid_destroy(vol, 1);
+		vol = NULL;
+		return -1;
+	}
+	for (k = 0; k < rs->disks; k++)
+		cleanup_add_file(raid_member_path(vol, k));
+	su_is_stripe = su_stripe;
+	snprintf(desc, desclen, "raid%u,%u,%lluk su=%llu,sw=%llu", rs->level,
+		 rs->disks, (unsigned long long)rs->chunk >> 10,
+		 (unsigned long long)(su_stripe ? raid_stripe_width(vol) :
+				      rs->chunk),
+		 (unsigned long long)raid_stripe_width(vol));
+	fprintf(stderr, "wtio-bench: --raid: user-space RAID-%u over %u "
+		"member files in %s (%s), chunk %llu KiB, stripe %llu KiB; "
+		"wtio's stripe unit %s. Kernel modes cannot run on it.\n",
+		rs->level, rs->disks, mdir, raid_direct(vol) ? "O_DIRECT" :
+		"buffered: no O_DIRECT there", (unsigned long long)rs->chunk >> 10,
+		(unsigned long long)raid_stripe_width(vol) >> 10,
+		su_stripe ? "= the whole stripe" : "= the chunk");
+	return 0;
+}
+
+bool bench_raid_active(void)
+{
+	return vol != NULL;
+}
+
+int bench_raid_ctx_create(const struct wtio_config *cfg,
+			  struct wtio_ctx **ctxp)
+{
+	struct wtio_config c = *cfg;
+
+	c.stripe_unit = su_is_stripe ? (uint32_t)raid_stripe_width(vol) :
+		raid_chunk(vol);
+	c.stripe_width = (uint32_t)raid_stripe_width(vol);
+	return raid_ctx_create(&c, files, ctxp);
+}
+
+void bench_raid_stats_reset(void)
+{
+	if (vol)
+		raid_stats_reset(vol);
+}
+
+void bench_raid_report(const char *mode)
+{
+	struct raid_member_stats ms[RAID_MAX_DISKS];
+	struct raid_vol_stats vs;
+	uint64_t r = 0, w = 0, rb = 0, wb = 0;
+	unsigned int k;
+
+	if (!vol)
+		return;
+	raid_stats(vol, ms, &vs);
+	for (k = 0; k < raid_disks(vol); k++) {
+		r += ms[k].reads;
+		w += ms[k].writes;
+		rb += ms[k].read_bytes;
+		wb += ms[k].write_bytes;
+	}
+	fprintf(stderr, "raid: %s: member reads %llu (%llu KiB), writes %llu "
+		"(%llu KiB); stripes written whole %llu, in part %llu "
+		"(rows: %llu read-modify-write, %llu reconstruct-write, %llu "
+		"whole)\n", mode, (unsigned long long)r,
+		(unsigned long long)rb >> 10, (unsigned long long)w,
+		(unsigned long long)wb >> 10,
+		(unsigned long long)vs.full_stripe_writes,
+		(unsigned long long)vs.partial_stripe_writes,
+		(unsigned long long)vs.rmw_rows,
+		(unsigned long long)vs.rcw_rows,
+		(unsigned long long)vs.full_rows);
+}
