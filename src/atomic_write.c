@@ -47,7 +47,9 @@ int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len)
 {
 	const struct wtio_geometry *g = &inode->geo;
 
-	if (!g->atomic_unit_max)
+	/* The device's untorn unit, and a backend that passes RWF_ATOMIC. */
+	if (!g->atomic_unit_max ||
+	    !wtio_io_can(&inode->ctx->io, WTIO_IO_CAP_ATOMIC))
 		return -EOPNOTSUPP;
 	if (len & (len - 1) || len < g->atomic_unit_min ||
 	    len > g->atomic_unit_max || off % (off_t)len)

@@ -35,12 +35,16 @@
  *     wtio_ctx_crash; for every prefix of the record and several seeds,
  *     each atomic slot holds exactly one whole version (initial or one of
  *     the writes), never a mix, and never one older than what an fsync
- *     (or DSYNC) made durable.
+ *     (or DSYNC) made durable;
+ *  f. a context over a backend of the test's that lacks
+ *     WTIO_IO_CAP_ATOMIC (psync's ops, that bit cleared): WTIO_ATOMIC is
+ *     -EOPNOTSUPP though the device takes untorn writes, and no I/O is
+ *     issued.
  */
 #include "helpers.h"
 #include "t_fault.h"
 #include "xfs_loop.h"
-#include "io/io.h"	/* RWF_ATOMIC, RWF_DSYNC */
+#include "io/ops.h"	/* RWF_ATOMIC, RWF_DSYNC; backends */
 
 #include <sys/uio.h>
 
@@ -762,6 +766,48 @@ static void crash_replay(void)
 	crash_replay_one(1u << 20, 0, 3);
 }
 
+/* ---- part 2f: a backend that cannot pass RWF_ATOMIC ---- */
+
+/* psync, but without WTIO_IO_CAP_ATOMIC (a backend of the test's). */
+static struct wtio_io_ops noatomic_ops;
+
+static void backend_without_atomic(void)
+{
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	const char *path = xfs_file("noatomic");
+	struct wtio_file *f;
+	struct wtio_file_info info;
+	struct wtio_stats a, s;
+	size_t size = 0;
+
+	noatomic_ops = wtio_io_psync_ops;
+	noatomic_ops.name = "psync-noatomic";
+	noatomic_ops.caps &= ~WTIO_IO_CAP_ATOMIC;
+	wtio_config_init(&cfg);
+	cfg.cache_size = 8u << 20;
+	CHECK_OK(wtio_ctx_create_io(&cfg, &noatomic_ops, NULL, &ctx));
+	f = t_open(ctx, path, O_RDWR);
+	CHECK_OK(wtio_file_info(f, &info));
+	CHECKF(info.atomic_unit_max >= 65536, "the image takes untorn "
+	       "writes (statx says up to %u)", info.atomic_unit_max);
+	CHECK_EQ(wr(f, NULL, &size, 0, 65536, 1, 0), 65536);
+	CHECK_OK(wtio_fsync(f));
+	a = t_stats(ctx);
+	CHECK_EQ(wr(f, NULL, &size, 0, 4096, 2, WTIO_ATOMIC), -EOPNOTSUPP);
+	CHECK_EQ(wr(f, NULL, &size, 0, 65536, 2,
+		    WTIO_ATOMIC | WTIO_DSYNC | WTIO_WRITETHROUGH), -EOPNOTSUPP);
+	s = t_stats(ctx);
+	CHECK_EQ(s.write_ios, a.write_ios);
+	CHECK_EQ(s.atomic_writes, 0);
+	CHECK_EQ(s.dirty_folios, 0);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	printf("xfs (%s): WTIO_ATOMIC -> -EOPNOTSUPP where the device takes "
+	       "it but the backend cannot pass RWF_ATOMIC\n",
+	       noatomic_ops.name);
+}
+
 static int part_xfs(void)
 {
 	int ret = xl_setup("atomic", "-d su=64k,sw=4");
@@ -779,6 +825,8 @@ static int part_xfs(void)
 	interplay();
 	printf("part 2e: crash and replay\n");
 	crash_replay();
+	printf("part 2f: a backend without WTIO_IO_CAP_ATOMIC\n");
+	backend_without_atomic();
 	t_remove_dir_files();
 	CHECKF(xl_umount() == XL_OK, "%s", xl.why);
 	xl_cleanup();

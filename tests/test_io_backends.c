@@ -865,6 +865,10 @@ static int main_uring(void)
 	CHECK(ret == 0, "IO_URING failure is %d", ret);
 	if (ret)
 		return 1;
+	CHECK(wtio_io_can(&be, WTIO_IO_CAP_CHANNELS | WTIO_IO_CAP_ASYNC |
+			  WTIO_IO_CAP_ATOMIC) &&
+	      !wtio_io_can(&be, WTIO_IO_CAP_FIXED_BUFS),
+	      "io_uring without an arena: caps %#x", be.caps);
 	basic_roundtrip(&be, "io_uring", NULL, 0);
 	wtio_io_backend_exit(&be);
 
@@ -874,6 +878,8 @@ static int main_uring(void)
 				   arena_size, 0);
 	CHECK(ret == 0, "io_uring with arena %d", ret);
 	if (!ret) {
+		CHECK(wtio_io_can(&be, WTIO_IO_CAP_FIXED_BUFS),
+		      "io_uring with an arena: caps %#x", be.caps);
 		basic_roundtrip(&be, "io_uring-fixed", arena, arena_size);
 		wtio_io_backend_exit(&be);
 	}
@@ -881,6 +887,8 @@ static int main_uring(void)
 				   arena_size, WTIO_CONFIG_NO_FIXED_BUFFERS);
 	CHECK(ret == 0, "io_uring no fixed %d", ret);
 	if (!ret) {
+		CHECK(!wtio_io_can(&be, WTIO_IO_CAP_FIXED_BUFS),
+		      "NO_FIXED_BUFFERS: caps %#x", be.caps);
 		basic_roundtrip(&be, "io_uring-nofixed", arena, arena_size);
 		wtio_io_backend_exit(&be);
 	}
@@ -913,6 +921,31 @@ int main(int argc, char **argv)
 	CHECK(ret == -EINVAL, "FAULT without a recorder gives %d", ret);
 	ret = wtio_io_backend_init(&be, 99, NULL, 0, 0);
 	CHECK(ret == -EINVAL, "unknown kind gives %d", ret);
+
+	/* Tables: another version, or a required op missing, is refused;
+	 * the built-ins say what they can do. */
+	{
+		struct wtio_io_ops bad = wtio_io_psync_ops;
+
+		bad.version = WTIO_IO_OPS_VERSION + 1;
+		ret = wtio_io_backend_setup(&be, &bad, NULL, NULL, 0, 0);
+		CHECK(ret == -EINVAL, "other ops version gives %d", ret);
+		bad = wtio_io_psync_ops;
+		bad.set_size = NULL;
+		ret = wtio_io_backend_setup(&be, &bad, NULL, NULL, 0, 0);
+		CHECK(ret == -EINVAL, "table without set_size gives %d", ret);
+		bad = wtio_io_psync_ops;
+		bad.caps |= WTIO_IO_CAP_CHANNELS;
+		ret = wtio_io_backend_setup(&be, &bad, NULL, NULL, 0, 0);
+		CHECK(ret == -EINVAL, "CHANNELS without chan ops gives %d",
+		      ret);
+		CHECK(wtio_io_psync_ops.caps == WTIO_IO_CAP_ATOMIC,
+		      "psync caps %#x", wtio_io_psync_ops.caps);
+		CHECK(wtio_io_fault_ops.caps == WTIO_IO_CAP_ATOMIC,
+		      "fault caps %#x", wtio_io_fault_ops.caps);
+		printf("ok: ops tables: version and required ops checked, "
+		       "psync and fault: ATOMIC only\n");
+	}
 	ret = wtio_io_backend_init(&be, WTIO_BACKEND_AUTO, NULL, 0, 0);
 	CHECK(ret == 0, "AUTO gives %d", ret);
 	if (!ret) {
