@@ -29,7 +29,10 @@
 #include "size.h"
 #include "write.h"
 #include "write_iter.h"
+#include "ioend.h"
 #include "writeback.h"
+#include "errseq.h"
+#include "stats.h"
 
 /* Rounds of flushing before the range is given up as unsettleable: each
  * round writes what is dirty in it, and nothing can dirty it again while
@@ -196,19 +199,17 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	};
 	ext = wtio_inode_dio_write_begin(inode, off, (int64_t)len, NULL, NULL);
 	res = wtio_io_sync(&ctx->io, &req);
-	wtio_inode_dio_write_end(inode, ext, off, res);
 	wtio_stat_add(ctx, write_ios, 1);
 	/* All or nothing: a short atomic write is not one. */
 	ret = res < 0 ? (int)res : ((size_t)res != len ? -EIO : 0);
-	if (ret) {
-		/* Nothing changed: the cache and i_size are as they were,
-		 * and the disk (RWF_ATOMIC) holds the old data. Recorded
-		 * for fsync, as a failed write-through write is. */
-		wtio_inode_record_error(inode, ret);
-		wtio_stat_add(ctx, wb_errors, 1);
+	/* A failure is recorded for fsync, as a failed write-through
+	 * write is. */
+	wtio_write_io_end(inode, ext, off, res > 0 ? (uint64_t)res : 0, len,
+			  ret, true);
+	/* Nothing changed on failure: the cache and i_size are as they
+	 * were, and the disk (RWF_ATOMIC) holds the old data. */
+	if (ret)
 		goto out_unlock;
-	}
-	wtio_stat_add(ctx, bytes_written, len);
 	wtio_stat_add(ctx, atomic_writes, 1);
 	/*
 	 * The disk has the new data: bring the cached folios of the range

@@ -15,6 +15,7 @@
 #include "span.h"
 #include "inode.h"
 #include "read.h"
+#include "stats.h"
 
 /*
  * Read len bytes at off into the iovecs, resubmitting after short counts.

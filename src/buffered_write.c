@@ -15,28 +15,18 @@
 #include "write_iter.h"
 #include "dirty.h"
 #include "writeback.h"
+#include "stats.h"
+#include "sync.h"
 
 /* WTIO_DSYNC: write the range, wait for it, then make it durable. seq:
  * the inode's err_seq before the write, to catch a flusher's error. */
 static int write_dsync_range(struct wtio_inode *inode, off_t off, size_t len,
 			     uint64_t seq)
 {
-	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
-	ssize_t res;
-	int err;
+	int err = wtio_make_durable(inode, off, off + (off_t)len,
+				    WTIO_DURABLE_FLUSH | WTIO_DURABLE_DATA |
+				    WTIO_DURABLE_STOP);
 
-	err = wtio_writeback_range(inode, off, off + (off_t)len, WB_SYNC, 0, 0);
-	wtio_wait_writeback_range(inode, off, off + (off_t)len);
-	if (!err) {
-		pthread_rwlock_rdlock(&inode->i_rwsem);
-		err = wtio_inode_sync_size(inode, true);
-		pthread_rwlock_unlock(&inode->i_rwsem);
-	}
-	if (!err) {
-		res = wtio_io_sync(&inode->ctx->io, &req);
-		if (res < 0)
-			err = (int)res;
-	}
 	/* A flusher may have hit an error on this range meanwhile. */
 	if (!err && atomic_load(&inode->err_seq) != seq)
 		err = atomic_load(&inode->err_last);

@@ -13,10 +13,11 @@
 #include "cache.h"
 #include "test_hooks.h"
 #include "folio.h"
+#include "folio_list.h"
 #include "ctx.h"
+#include "clock.h"
 #include "inode.h"
-#include "dirty.h"
-#include "flush.h"
+#include "stats.h"
 
 #ifdef WTIO_TEST_HOOKS
 int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
@@ -191,13 +192,7 @@ static void folio_unhash(struct wtio_ctx *ctx, struct wtio_folio *folio,
 				      memory_order_relaxed), memory_order_release);
 
 	pthread_mutex_lock(&inode->i_pages_lock);
-	if (folio->i_prev)
-		folio->i_prev->i_next = folio->i_next;
-	else
-		inode->pages = folio->i_next;
-	if (folio->i_next)
-		folio->i_next->i_prev = folio->i_prev;
-	folio->i_prev = folio->i_next = NULL;
+	wtio_flist_del(&inode->pages, folio, WTIO_FL_PAGES);
 	inode->nr_pages--;
 	pthread_mutex_unlock(&inode->i_pages_lock);
 	atomic_store_explicit(&folio->inode, NULL, memory_order_release);
@@ -391,7 +386,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		if (!atomic_load(&ctx->nr_writeback) &&
 		    !wtio_nr_dirty_cleanable(ctx) &&
 		    atomic_load(&ctx->nr_dirty_error) &&
-		    wtio_writeback_drop_failed(ctx))
+		    ctx->wb_drop_failed(ctx))
 			continue;
 		/* Nothing under writeback and nothing reclaimable for a
 		 * long while: every folio is pinned or dirty with data the
@@ -402,7 +397,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		else if ((stalls += wtio_nr_dirty_cleanable(ctx) ? 1 : 100) >
 			 WTIO_ALLOC_STALLS)
 			return NULL;
-		wtio_writeback_kick(ctx);
+		ctx->wb_kick(ctx);
 		pthread_mutex_lock(&ctx->space_lock);
 		atomic_fetch_add(&ctx->space_waiters, 1);
 		/* Only decides whether to sleep, but read it under its lock:
@@ -413,12 +408,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		if (!f) {
 			struct timespec ts;
 
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 10 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
+			wtio_deadline_in_ns(&ts, 10 * 1000 * 1000);
 			pthread_cond_timedwait(&ctx->space_cond,
 					       &ctx->space_lock, &ts);
 		}
@@ -476,11 +466,7 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 			      memory_order_relaxed);
 	atomic_store_explicit(bucket, nf, memory_order_release);
 	pthread_mutex_lock(&inode->i_pages_lock);
-	nf->i_prev = NULL;
-	nf->i_next = inode->pages;
-	if (inode->pages)
-		inode->pages->i_prev = nf;
-	inode->pages = nf;
+	wtio_flist_add_head(&inode->pages, nf, WTIO_FL_PAGES);
 	inode->nr_pages++;
 	pthread_mutex_unlock(&inode->i_pages_lock);
 	pthread_mutex_unlock(bucket_lock(ctx, h));

@@ -6,22 +6,12 @@
 #ifndef WTIO_CACHE_H
 #define WTIO_CACHE_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 struct wtio_ctx;
 struct wtio_folio;
 struct wtio_inode;
-
-/* The index: one hash table per context with striped locks, so many
- * threads on one file do not contend on one lock. */
-struct wtio_index {
-	struct wtio_folio *_Atomic *buckets;
-	uint64_t mask;
-	pthread_mutex_t *locks;
-	uint64_t lock_mask;
-};
 
 int wtio_cache_init(struct wtio_ctx *ctx);
 void wtio_cache_exit(struct wtio_ctx *ctx);

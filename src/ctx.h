@@ -2,7 +2,7 @@
 /*
  * ctx.h - the context behind a wtio_ctx handle: the arena and index,
  * the free list, dirty accounting, the flushers' state, the open inodes
- * and the counters (ctx.c creates and destroys it).
+ * and the counters (setup.c creates and destroys it).
  *
  * Naming follows the kernel's iomap/page cache layers: a wtio_inode is the
  * cached file shared by every open handle of it (the address_space), a
@@ -23,18 +23,23 @@
 #include <stdint.h>
 
 #include <wtio.h>
-#include "cache.h"
 #include "io/io.h"
+#include "reaper.h"
+#include "stats.h"
 
-#define WTIO_STAT_SLOTS 16
-struct wtio_stat_slot {
-	_Atomic uint64_t hits, misses, readahead, bytes_read, bytes_written,
-		read_ios, write_ios, throttle_waits, evictions, wb_errors,
-		rmw_reads, stripe_splits, dropbehind, atomic_writes;
-} __attribute__((aligned(128)));
 
 struct wtio_inode;
 struct wtio_file;
+struct wtio_folio;
+
+/* The index: one hash table per context with striped locks, so many
+ * threads on one file do not contend on one lock. */
+struct wtio_index {
+	struct wtio_folio *_Atomic *buckets;
+	uint64_t mask;
+	pthread_mutex_t *locks;
+	uint64_t lock_mask;
+};
 
 struct wtio_ctx {
 	struct wtio_config cfg;
@@ -75,13 +80,17 @@ struct wtio_ctx {
 	_Atomic bool wb_kick_pending;	/* a kick no flusher has taken yet */
 	pthread_cond_t wb_idle_cond;	/* an inode's wb_busy dropped */
 	uint64_t wb_next_periodic;
-	/* Started writeback: a channel and the thread that completes it. */
-	struct wtio_io_chan *wb_chan;
-	pthread_t wb_chan_thread;
+	/* Started writeback: a channel and the thread that completes it
+	 * (chan NULL: none, the caller completes the pass). */
+	struct wtio_reaper wb_reaper;
 	_Atomic uint64_t wb_chan_users;	/* WB_ASYNC passes not done */
-	_Atomic bool wb_chan_stop;
 	pthread_t *flushers;
 	uint32_t nr_flushers_running;
+	/* How reclaim, which lies below the flushers, asks for writeback:
+	 * wake them, or give up data whose write-back failed (set by
+	 * wtio_writeback_init). */
+	void (*wb_kick)(struct wtio_ctx *ctx);
+	uint64_t (*wb_drop_failed)(struct wtio_ctx *ctx);
 
 	/* Open inodes and handles. */
 	pthread_mutex_t inodes_lock;
@@ -94,16 +103,6 @@ struct wtio_ctx {
 	 * do not bounce one cache line between them; summed by wtio_stats. */
 	struct wtio_stat_slot st[WTIO_STAT_SLOTS];
 };
-
-/* Free ctx and all it holds (flushers, backend, cache, every handle),
- * writing nothing back: wtio_ctx_destroy once nothing is open. */
-void wtio_ctx_free(struct wtio_ctx *ctx);
-
-/* This thread's counter slot: threads get slots round robin. */
-unsigned int wtio_stat_slot(void);
-#define wtio_stat_add(ctx, field, v)					\
-	atomic_fetch_add_explicit(&(ctx)->st[wtio_stat_slot()].field,	\
-				  (uint64_t)(v), memory_order_relaxed)
 
 /* Dirty folios background writeback can clean: those whose last write
  * failed wait for fsync and neither start writeback nor throttle. */

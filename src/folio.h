@@ -8,7 +8,10 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "folio_list.h"
 
 /* ThreadSanitizer cannot tell a seqcount-checked racy copy from a bug:
  * its builds take the locked paths only. */
@@ -59,9 +62,9 @@ struct wtio_folio {
 	/* Bucket chain: changed under the bucket lock, walked without it
 	 * by wtio_folio_peek. */
 	struct wtio_folio *_Atomic hash_next;
-	struct wtio_folio *i_prev, *i_next; /* inode's folios, i_pages_lock */
-	struct wtio_folio *d_prev, *d_next; /* inode's dirty list, dirty_lock */
-	struct wtio_folio *w_prev, *w_next; /* under writeback, wb_list_lock */
+	struct wtio_folio_link i_link;	/* inode's folios, i_pages_lock */
+	struct wtio_folio_link d_link;	/* inode's dirty list, dirty_lock */
+	struct wtio_folio_link w_link;	/* under writeback, wb_list_lock */
 	uint64_t wb_seq;		/* inode's wb_seq at its last writeback start */
 	struct wtio_folio *free_next;	/* ctx free list */
 	uint64_t dirtied_ns;		/* when it became dirty */
@@ -78,6 +81,11 @@ struct wtio_folio {
 	/* Bytes of the folio's blocks that are on the dirty list for
 	 * accounting; not needed: folio granularity is the unit. */
 };
+
+/* The inode's lists a folio is on (folio_list.h). */
+#define WTIO_FL_PAGES	offsetof(struct wtio_folio, i_link)
+#define WTIO_FL_DIRTY	offsetof(struct wtio_folio, d_link)
+#define WTIO_FL_WB	offsetof(struct wtio_folio, w_link)
 
 void wtio_folio_lock(struct wtio_folio *folio);
 bool wtio_folio_trylock(struct wtio_folio *folio);

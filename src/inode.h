@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "folio_list.h"
 #include "geometry.h"
 
 struct wtio_ctx;
@@ -63,15 +64,15 @@ struct wtio_inode {
 	struct wtio_resv_cow *resv_cow;
 
 	pthread_mutex_t i_pages_lock;
-	struct wtio_folio *pages;	/* every cached folio of the inode */
+	struct wtio_folio_list pages;	/* every cached folio of the inode */
 	uint64_t nr_pages;
 
 	pthread_mutex_t dirty_lock;
-	struct wtio_folio *dirty_head, *dirty_tail; /* oldest first */
+	struct wtio_folio_list dirty;	/* oldest first */
 	uint64_t nr_dirty;
 	_Atomic int64_t nr_writeback;
 	pthread_mutex_t wb_list_lock;
-	struct wtio_folio *wb_head;	/* folios under writeback */
+	struct wtio_folio_list wb_folios; /* folios under writeback */
 	uint64_t wb_seq;		/* writeback starts, under wb_list_lock */
 
 	/* On ctx's dirty-inode list (under ctx->wb_lock). */
@@ -93,7 +94,7 @@ struct wtio_inode {
 	_Atomic uint64_t err_seq;
 	_Atomic int err_last;
 	/* What handles report, once each: the kernel's errseq_t (errno in
-	 * the low 12 bits, WTIO_ERRSEQ_SEEN, a counter above; see file.c). */
+	 * the low 12 bits, WTIO_ERRSEQ_SEEN, a counter above; errseq.h). */
 	_Atomic uint64_t wb_err;
 
 	/* Largest size the backing file may have (the filesystem's
@@ -148,19 +149,23 @@ static inline int wtio_rwsem_lock(struct wtio_inode *inode, bool shared,
 	return ret ? -EAGAIN : 0;
 }
 
-/* Report an error not yet seen by this handle, once. */
-int wtio_file_check_error(struct wtio_file *file);
-void wtio_inode_record_error(struct wtio_inode *inode, int err);
-/* Referenced folios of the inode with index >= first (malloc'd array). */
-struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
-				       uint64_t first, uint64_t *nr);
 /* Pin the inode for a completion that will run after its folios left
- * writeback; put is the completion's last touch of the inode. */
-void wtio_inode_io_get(struct wtio_inode *inode);
-void wtio_inode_io_put(struct wtio_inode *inode);
-/* Close the backing descriptor and free an inode nobody uses. */
-void wtio_inode_free(struct wtio_inode *inode);
-/* Drop every folio of the inode (close, crash). Clean or not. */
-void wtio_inode_drop_cache(struct wtio_inode *inode, bool wait_io);
+ * writeback; put is the completion's last touch of the inode: under the
+ * lock, decrement and wake included, so that the waiter in
+ * wtio_inode_free cannot free the inode between the two. */
+static inline void wtio_inode_io_get(struct wtio_inode *inode)
+{
+	pthread_mutex_lock(&inode->io_lock);
+	inode->io_refs++;
+	pthread_mutex_unlock(&inode->io_lock);
+}
+
+static inline void wtio_inode_io_put(struct wtio_inode *inode)
+{
+	pthread_mutex_lock(&inode->io_lock);
+	if (--inode->io_refs == 0)
+		pthread_cond_broadcast(&inode->io_cond);
+	pthread_mutex_unlock(&inode->io_lock);
+}
 
 #endif /* WTIO_INODE_H */

@@ -46,6 +46,15 @@ static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)
 	atomic_compare_exchange_strong(&wbc->error, &none, err);
 }
 
+/*
+ * A direct write of [off, off + size) that wrote done bytes ended, with
+ * error 0 or a negative errno: count it, record a failure for fsync
+ * (unless record is false: the writer alone is told), and tell the
+ * disk-size gate (extending: as wtio_inode_dio_write_begin answered).
+ * Every write I/O's end: ioends and untorn writes.
+ */
+void wtio_write_io_end(struct wtio_inode *inode, bool extending, int64_t off,
+		       uint64_t done, uint64_t size, int error, bool record);
 /* Queue a folio's wb_blocks into ioends; blocks in redirty are given back
  * as dirty if the I/O fails, the others are invalidated. */
 void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,

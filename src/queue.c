@@ -18,12 +18,15 @@
 
 #include "export.h"
 #include "ctx.h"
+#include "clock.h"
 #include "inode.h"
 #include "size.h"
 #include "read.h"
 #include "write.h"
 #include "api.h"
 #include "ioend.h"
+#include "reaper.h"
+#include "errseq.h"
 
 struct wtio_aio {
 	struct wtio_wb_ctl wbc;		/* first: done() gets a pointer to it */
@@ -46,9 +49,9 @@ struct wtio_queue {
 	unsigned int inflight;		/* submitted and not yet reaped */
 	unsigned int in_io;		/* submitted and not yet completed */
 	int efd;
-	struct wtio_io_chan *chan;	/* NULL: I/O completes in submit */
-	_Atomic bool stop;
-	pthread_t reaper;
+	/* Its channel and completion thread; reaper.chan NULL: I/O
+	 * completes in submit. */
+	struct wtio_reaper reaper;
 };
 
 static void queue_post(struct wtio_queue *q, uint64_t user_data, int64_t res)
@@ -100,17 +103,6 @@ static void aio_done(struct wtio_wb_ctl *wbc)
 	aio_complete((struct wtio_aio *)wbc);
 }
 
-static void *queue_reaper(void *arg)
-{
-	struct wtio_queue *q = arg;
-	/* Bounded waits only so that a stop is noticed. */
-	struct timespec ts = { 0, 50 * 1000 * 1000 };
-
-	while (!atomic_load(&q->stop))
-		wtio_io_chan_reap(q->chan, 1, &ts);
-	return NULL;
-}
-
 WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 				  struct wtio_queue **queuep)
 {
@@ -133,14 +125,9 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->done_cond, NULL);
 	if (wtio_io_can(&ctx->io, WTIO_IO_CAP_CHANNELS)) {
-		q->chan = wtio_io_chan_open(&ctx->io, 2 * depth, &ret);
-		if (!q->chan)
+		ret = wtio_reaper_start(&q->reaper, &ctx->io, 2 * depth, NULL);
+		if (ret)
 			goto out_free;
-		ret = -pthread_create(&q->reaper, NULL, queue_reaper, q);
-		if (ret) {
-			wtio_io_chan_close(q->chan);
-			goto out_free;
-		}
 	}
 	*queuep = q;
 	return 0;
@@ -161,11 +148,7 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	while (q->in_io)
 		pthread_cond_wait(&q->done_cond, &q->lock);
 	pthread_mutex_unlock(&q->lock);
-	if (q->chan) {
-		atomic_store(&q->stop, true);
-		pthread_join(q->reaper, NULL);
-		wtio_io_chan_close(q->chan);
-	}
+	wtio_reaper_stop(&q->reaper);
 	if (q->efd >= 0)
 		close(q->efd);
 	pthread_mutex_destroy(&q->lock);
@@ -243,12 +226,12 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 		return 0;
 	}
 	aio->wbc.done = aio_done;
-	aio->wbc.chan = q->chan;
+	aio->wbc.chan = q->reaper.chan;
 	/* Our own reference, so the completion thread cannot finish (and
 	 * free) the aio while its ioends are still being submitted. */
 	atomic_fetch_add(&aio->wbc.inflight, 1);
 	wtio_ioend_submit_deferred(&aio->wbc);
-	if (!q->chan) {
+	if (!q->reaper.chan) {
 		struct wtio_io_backend *be = &q->ctx->io;
 
 		while (atomic_load(&aio->wbc.inflight) > 1)
@@ -287,15 +270,8 @@ WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
 
 	if (!q || (!cqes && max) || min > max)
 		return -EINVAL;
-	if (timeout_ns >= 0) {
-		clock_gettime(CLOCK_REALTIME, &deadline);
-		deadline.tv_sec += (time_t)(timeout_ns / 1000000000);
-		deadline.tv_nsec += (long)(timeout_ns % 1000000000);
-		if (deadline.tv_nsec >= 1000000000L) {
-			deadline.tv_sec++;
-			deadline.tv_nsec -= 1000000000L;
-		}
-	}
+	if (timeout_ns >= 0)
+		wtio_deadline_in_ns(&deadline, (uint64_t)timeout_ns);
 	pthread_mutex_lock(&q->lock);
 	/* Never wait for more than can still arrive. */
 	while (q->cq_count < min && q->cq_count < q->inflight) {

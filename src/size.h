@@ -28,6 +28,9 @@ bool wtio_inode_dio_write_begin(struct wtio_inode *inode, int64_t off,
 				void *arg);
 void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
 			      int64_t off, ssize_t res);
+/* Cut the cache at size: drop folios wholly past it, zero the tail of
+ * the one it ends in (truncate; file lock held exclusive). */
+void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size);
 /* Before a write or truncate moves i_size up (exclusive lock held):
  * clean what a failed extending write left past i_size. -EAGAIN with
  * nowait when there is something to clean. */

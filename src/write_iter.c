@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "write_iter.h"
 #include "iov_iter.h"
 #include "folio.h"
 #include "cache.h"
@@ -22,7 +23,7 @@
 #include "read.h"
 #include "dirty.h"
 #include "ioend.h"
-#include "write_iter.h"
+#include "stats.h"
 
 /* One folio's part of a write, from write begin to write end. */
 struct wtio_write_folio {

@@ -29,6 +29,7 @@
 #include "write.h"
 #include "write_iter.h"
 #include "ioend.h"
+#include "errseq.h"
 
 /*
  * Appending write-through I/Os are in flight together, so most of them

@@ -8,8 +8,11 @@
 
 #include "wtio_fault.h"
 #include "ctx.h"
-#include "flush.h"
+#include "flusher.h"
 #include "inode.h"
+#include "inode_folios.h"
+#include "inode_table.h"
+#include "setup.h"
 
 void wtio_ctx_crash(struct wtio_ctx *ctx)
 {
@@ -23,7 +26,7 @@ void wtio_ctx_crash(struct wtio_ctx *ctx)
 	pthread_mutex_lock(&ctx->inodes_lock);
 	for (inode = ctx->inodes; inode; inode = next) {
 		next = inode->next;
-		wtio_inode_drop_cache(inode, true);
+		wtio_inode_drop_cache(inode);
 		wtio_inode_free(inode);
 	}
 	ctx->inodes = NULL;

@@ -1,17 +1,22 @@
 /* SPDX-License-Identifier: MIT */
-/* ctx.c - context configuration, creation, destruction and counters. */
+/* setup.c - a context: its configuration, creation, destruction, and
+ * the sum of its counters. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "setup.h"
 #include "ctx.h"
 #include "export.h"
 #include "folio.h"
 #include "cache.h"
 #include "inode.h"
-#include "flush.h"
+#include "flusher.h"
+#include "inode_table.h"
+#include "inode_folios.h"
+#include "stats.h"
 #include "io/ops.h"
 
 static uint64_t default_cache_size(void)
@@ -209,17 +214,6 @@ WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)
 }
 
 #define LOAD(c) atomic_load_explicit(&(c), memory_order_relaxed)
-
-unsigned int wtio_stat_slot(void)
-{
-	static _Atomic unsigned int next;
-	static __thread unsigned int slot = ~0u;
-
-	if (slot == ~0u)
-		slot = atomic_fetch_add_explicit(&next, 1, memory_order_relaxed) %
-		       WTIO_STAT_SLOTS;
-	return slot;
-}
 
 #define SUM(field) ({							\
 	uint64_t sum_ = 0;						\

@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dirty.c - a folio's dirty and writeback state: the inode's dirty list
+ * and list of folios under writeback, the counts, and throttling of the
+ * writers that dirty data (balance_dirty_pages).
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "dirty.h"
+#include "folio.h"
+#include "folio_list.h"
+#include "cache.h"
+#include "ctx.h"
+#include "clock.h"
+#include "inode.h"
+#include "flush_queue.h"
+#include "stats.h"
+
+void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint32_t old = atomic_fetch_or(&folio->state, FOLIO_DIRTY);
+
+	if (old & FOLIO_DIRTY)
+		return;
+	pthread_mutex_lock(&inode->dirty_lock);
+	folio->dirtied_ns = wtio_now_ns();
+	wtio_flist_add_tail(&inode->dirty, folio, WTIO_FL_DIRTY);
+	inode->nr_dirty++;
+	pthread_mutex_unlock(&inode->dirty_lock);
+	atomic_fetch_add(&ctx->nr_dirty, 1);
+	/* Its last write failed: only fsync retries it (see ioend_finish),
+	 * so it counts apart from the data the flushers can clean. */
+	if (old & FOLIO_ERROR)
+		atomic_fetch_add(&ctx->nr_dirty_error, 1);
+
+	/* Queued already: a flusher will find this folio on the list. One
+	 * that took the inode off the queue re-checks nr_dirty after its
+	 * pass, so a stale "queued" costs nothing. */
+	if (atomic_load_explicit(&inode->wb_queued_hint, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&ctx->wb_lock);
+	wtio_wb_queue_inode(ctx, inode);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+/* Take the folio off its inode's dirty list; dirty_lock held. */
+static void dirty_list_del(struct wtio_inode *inode, struct wtio_folio *folio)
+{
+	wtio_flist_del(&inode->dirty, folio, WTIO_FL_DIRTY);
+	inode->nr_dirty--;
+}
+
+/* Clear DIRTY (and ERROR) and take the folio off the dirty list and the
+ * counts. Returns whether it was dirty. */
+static bool folio_clear_dirty(struct wtio_inode *inode,
+			      struct wtio_folio *folio)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint32_t old = atomic_fetch_and(&folio->state,
+					~(FOLIO_DIRTY | FOLIO_ERROR));
+
+	if (!(old & FOLIO_DIRTY))
+		return false;
+	pthread_mutex_lock(&inode->dirty_lock);
+	dirty_list_del(inode, folio);
+	pthread_mutex_unlock(&inode->dirty_lock);
+	atomic_fetch_sub(&ctx->nr_dirty, 1);
+	if (old & FOLIO_ERROR)
+		atomic_fetch_sub(&ctx->nr_dirty_error, 1);
+	return true;
+}
+
+void wtio_folio_cancel_dirty(struct wtio_inode *inode,
+			     struct wtio_folio *folio)
+{
+	folio->ifs_dirty = 0;
+	folio_clear_dirty(inode, folio);
+}
+
+/*
+ * The cache is full, nothing is under writeback and the only dirty
+ * folios are those whose write-back failed (FOLIO_ERROR), which only
+ * fsync retries: nothing else would ever free a folio, and a read of
+ * another file would fail for an error not its own. Give that data up
+ * as Linux does at once (its pages go clean, the error stays recorded):
+ * the error is in the inode's errseq already, so every handle's next
+ * fsync or close still reports it. While the cache has room the data
+ * stays dirty and fsync retries it. Returns the folios dropped.
+ */
+uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
+{
+	struct wtio_folio *v[64];
+	struct wtio_inode *inode;
+	uint64_t dropped = 0;
+
+	pthread_mutex_lock(&ctx->inodes_lock);
+	for (inode = ctx->inodes; inode; inode = inode->next) {
+		struct wtio_folio *f;
+		int n = 0, i;
+
+		pthread_mutex_lock(&inode->dirty_lock);
+		for (f = inode->dirty.head; f && n < 64; f = f->d_link.next) {
+			if (!wtio_folio_test(f, FOLIO_ERROR))
+				continue;
+			wtio_folio_get(f);
+			v[n++] = f;
+		}
+		pthread_mutex_unlock(&inode->dirty_lock);
+		for (i = 0; i < n; i++) {
+			f = v[i];
+			/* Only a trylock: the caller may hold a folio lock
+			 * and file locks of its own. */
+			if (wtio_folio_trylock(f)) {
+				uint32_t s = wtio_folio_flags(f);
+
+				if (atomic_load(&f->inode) == inode &&
+				    (s & FOLIO_ERROR) && (s & FOLIO_DIRTY) &&
+				    !(s & FOLIO_WRITEBACK)) {
+					wtio_folio_cancel_dirty(inode, f);
+					/* Readers go to the disk now. */
+					wtio_folio_clear_flag(f, FOLIO_UPTODATE);
+					atomic_store(&f->ifs_uptodate, 0);
+					wtio_folio_remove(f);
+					dropped++;
+				}
+				wtio_folio_unlock(f);
+			}
+			wtio_folio_put(ctx, f);
+		}
+	}
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	return dropped;
+}
+
+int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
+{
+	int64_t dirty = wtio_nr_dirty_cleanable(ctx);
+	int64_t target = (ctx->dirty_background_folios +
+			  ctx->dirty_limit_folios) / 2;
+	int64_t last = INT64_MAX;
+	int idle = 0;
+
+	if (dirty <= ctx->dirty_background_folios)
+		return 0;
+	wtio_writeback_kick(ctx);
+	if (dirty <= ctx->dirty_limit_folios)
+		return 0;
+	if (nowait)
+		return -EAGAIN;
+	wtio_stat_add(ctx, throttle_waits, 1);
+	/* Sleep until writeback brings dirty data back to halfway between
+	 * the two thresholds, as balance_dirty_pages does; the timed wait
+	 * only guards against a missed wake-up. */
+	pthread_mutex_lock(&ctx->wb_lock);
+	while (!ctx->wb_stop &&
+	       (dirty = wtio_nr_dirty_cleanable(ctx)) > target) {
+		struct timespec ts;
+
+		/* Dirty data the flushers leave alone (its last write
+		 * failed; fsync retries it) never drains: stop waiting
+		 * when nothing is being written and nothing shrinks. */
+		if (!atomic_load(&ctx->nr_writeback) && dirty >= last) {
+			if (++idle > 4)
+				break;
+		} else {
+			idle = 0;
+		}
+		last = dirty;
+		ctx->wb_kicks++;
+		pthread_cond_broadcast(&ctx->wb_cond);
+		wtio_deadline_in_ns(&ts, 50 * 1000000ull);
+		pthread_cond_timedwait(&ctx->throttle_cond, &ctx->wb_lock, &ts);
+	}
+	pthread_mutex_unlock(&ctx->wb_lock);
+	return 0;
+}
+
+void wtio_folio_set_writeback(struct wtio_inode *inode,
+			      struct wtio_folio *folio)
+{
+	wtio_folio_set_flag(folio, FOLIO_WRITEBACK);
+	atomic_fetch_add(&inode->ctx->nr_writeback, 1);
+	atomic_fetch_add(&inode->nr_writeback, 1);
+	pthread_mutex_lock(&inode->wb_list_lock);
+	folio->wb_seq = ++inode->wb_seq;
+	wtio_flist_add_head(&inode->wb_folios, folio, WTIO_FL_WB);
+	pthread_mutex_unlock(&inode->wb_list_lock);
+}
+
+void wtio_folio_finish_writeback(struct wtio_inode *inode,
+				 struct wtio_folio *folio)
+{
+	pthread_mutex_lock(&inode->wb_list_lock);
+	wtio_flist_del(&inode->wb_folios, folio, WTIO_FL_WB);
+	pthread_mutex_unlock(&inode->wb_list_lock);
+	atomic_fetch_sub(&inode->ctx->nr_writeback, 1);
+	atomic_fetch_sub(&inode->nr_writeback, 1);
+	wtio_folio_end_writeback(folio);
+}
+
+/* Locked dirty folio -> writeback: the I/O now owns its dirty blocks. */
+void wtio_folio_start_writeback(struct wtio_inode *inode,
+				struct wtio_folio *folio)
+{
+	wtio_folio_set_writeback(inode, folio);
+	folio_clear_dirty(inode, folio);
+	folio->wb_blocks = folio->ifs_dirty;
+	folio->ifs_dirty = 0;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * flush_queue.c - what the flushers are asked to do: the queue of inodes
+ * with dirty data (in the order they were dirtied) and the kicks that
+ * ask for writeback now.
+ */
+#include <stdatomic.h>
+
+#include "flush_queue.h"
+#include "ctx.h"
+#include "inode.h"
+
+void wtio_wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	/* wb_lock held */
+	if (inode->wb_queued || inode->wb_busy)
+		return;
+	inode->wb_queued = true;
+	atomic_store(&inode->wb_queued_hint, true);
+	inode->wb_next = NULL;
+	if (ctx->wb_dirty_tail)
+		ctx->wb_dirty_tail->wb_next = inode;
+	else
+		ctx->wb_dirty_head = inode;
+	ctx->wb_dirty_tail = inode;
+	/* A kick that found nothing to write is still owed. */
+	if (ctx->wb_kicks)
+		pthread_cond_broadcast(&ctx->wb_cond);
+}
+
+void wtio_wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	struct wtio_inode **pp = &ctx->wb_dirty_head, *prev = NULL;
+
+	/* wb_lock held */
+	if (!inode->wb_queued)
+		return;
+	while (*pp && *pp != inode) {
+		prev = *pp;
+		pp = &(*pp)->wb_next;
+	}
+	if (*pp) {
+		*pp = inode->wb_next;
+		if (ctx->wb_dirty_tail == inode)
+			ctx->wb_dirty_tail = prev;
+	}
+	inode->wb_queued = false;
+	atomic_store(&inode->wb_queued_hint, false);
+	inode->wb_next = NULL;
+}
+
+void wtio_writeback_kick(struct wtio_ctx *ctx)
+{
+	/* Writers above the background threshold kick on every write: one
+	 * kick until a flusher takes it is enough. */
+	if (atomic_exchange(&ctx->wb_kick_pending, true))
+		return;
+	pthread_mutex_lock(&ctx->wb_lock);
+	ctx->wb_kicks++;
+	pthread_cond_broadcast(&ctx->wb_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+void wtio_writeback_detach_inode(struct wtio_inode *inode)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+
+	pthread_mutex_lock(&ctx->wb_lock);
+	while (inode->wb_busy)
+		pthread_cond_wait(&ctx->wb_idle_cond, &ctx->wb_lock);
+	wtio_wb_unqueue_inode(ctx, inode);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}

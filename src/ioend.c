@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ioend.c - the life of a write I/O built from folios under writeback:
+ * building it from their blocks, submitting it, resubmitting the rest of
+ * a short write, and completing it (ending the folios' writeback, or on
+ * failure giving their blocks back dirty or invalidating them).
+ *
+ * An ioend is one write I/O over a contiguous file range, built from runs
+ * of dirty blocks of consecutive folios (one iovec per run), capped at
+ * max_io_size. A folio may feed several ioends when its dirty blocks are
+ * not contiguous; wb_pending counts them and the last completion ends the
+ * folio's writeback.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ioend.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "inode.h"
+#include "size.h"
+#include "dirty.h"
+#include "errseq.h"
+#include "stats.h"
+
+struct wtio_ioend {
+	struct wtio_io_req io_req;
+	struct wtio_wb_ctl *io_wbc;
+	struct wtio_inode *io_inode;
+	int64_t io_offset;		/* file offset of the first byte */
+	uint32_t io_size;		/* bytes */
+	uint32_t io_done;		/* bytes completed so far */
+	int io_nr_vecs;
+	bool io_extending;		/* counted by wtio_inode_dio_write_begin */
+	struct iovec io_vecs[WTIO_IO_MAX_IOVECS];
+	struct iovec io_rest[WTIO_IO_MAX_IOVECS];	/* resubmission */
+	struct wtio_folio *io_folios[WTIO_IO_MAX_IOVECS];
+	uint64_t io_blocks[WTIO_IO_MAX_IOVECS];
+	/* Blocks to give back as dirty if the I/O fails; the rest of
+	 * io_blocks (a write-through caller's own data) is invalidated. */
+	uint64_t io_redirty[WTIO_IO_MAX_IOVECS];
+	struct wtio_ioend *io_next;	/* deferred submission */
+};
+
+/*
+ * A write-through I/O that ran out of space, carrying only its writer's
+ * blocks (none given back dirty): the writer gets the error and its
+ * write is undone, so fsync has nothing of it to report. The kernel's
+ * write-through allocates before its I/O, so a full disk fails that
+ * write and never a later fsync (a database treats a failed fsync as
+ * fatal, a failed write as an ordinary error).
+ */
+static bool ioend_space_error_is_writers(const struct wtio_ioend *ioend,
+					 int error)
+{
+	int i;
+
+	if (error != -ENOSPC && error != -EDQUOT)
+		return false;
+	for (i = 0; i < ioend->io_nr_vecs; i++)
+		if (ioend->io_redirty[i])
+			return false;
+	return true;
+}
+
+void wtio_write_io_end(struct wtio_inode *inode, bool extending, int64_t off,
+		       uint64_t done, uint64_t size, int error, bool record)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+
+	if (error) {
+		if (record)
+			wtio_inode_record_error(inode, error);
+		wtio_stat_add(ctx, wb_errors, 1);
+	} else {
+		wtio_stat_add(ctx, bytes_written, size);
+	}
+	wtio_inode_dio_write_end(inode, extending, off, (ssize_t)done);
+}
+
+static void ioend_finish(struct wtio_ioend *ioend, int error)
+{
+	struct wtio_inode *inode = ioend->io_inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_wb_ctl *wbc = ioend->io_wbc;
+	int i;
+
+	if (error && wbc)
+		wtio_wbc_set_error(wbc, error);
+	wtio_write_io_end(inode, ioend->io_extending, ioend->io_offset,
+			  ioend->io_done, ioend->io_size, error,
+			  !ioend_space_error_is_writers(ioend, error));
+	for (i = 0; i < ioend->io_nr_vecs; i++) {
+		struct wtio_folio *folio = ioend->io_folios[i];
+
+		/* While WRITEBACK is set the dirty bits belong to us: give
+		 * the failed blocks back, so the data is never taken for
+		 * clean. Background writeback leaves FOLIO_ERROR folios to
+		 * fsync, which retries them. */
+		if (error) {
+			uint64_t inval = ioend->io_blocks[i] &
+					 ~ioend->io_redirty[i];
+
+			if (ioend->io_redirty[i]) {
+				folio->ifs_dirty |= ioend->io_redirty[i];
+				wtio_folio_set_flag(folio, FOLIO_ERROR);
+			}
+			/* A write-through caller is told its write failed:
+			 * the cache must not go on serving that data as if
+			 * the disk had it. Readers go to the disk. */
+			if (inval) {
+				wtio_folio_clear_flag(folio, FOLIO_UPTODATE);
+				atomic_fetch_and(&folio->ifs_uptodate, ~inval);
+			}
+		}
+		if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
+			if (wtio_folio_test(folio, FOLIO_ERROR) &&
+			    folio->ifs_dirty)
+				wtio_folio_mark_dirty(inode, folio);
+			folio->wb_blocks = 0;
+			wtio_folio_finish_writeback(inode, folio);
+			if (!error && wtio_folio_test(folio, FOLIO_DROPBEHIND))
+				wtio_folio_drop_behind(ctx, folio);
+		}
+		wtio_folio_put(ctx, folio);
+	}
+	free(ioend);
+	if (wbc && atomic_fetch_sub(&wbc->inflight, 1) == 1 && wbc->done)
+		wbc->done(wbc);
+	wtio_inode_io_put(inode);
+	wtio_cache_wake_space(ctx);
+	pthread_mutex_lock(&ctx->wb_lock);
+	pthread_cond_broadcast(&ctx->throttle_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
+{
+	struct wtio_ioend *ioend = (struct wtio_ioend *)req;
+	struct wtio_io_backend *be = &ioend->io_inode->ctx->io;
+
+	if (res < 0) {
+		ioend_finish(ioend, (int)res);
+		return;
+	}
+	if (res == 0) {
+		/* A write that makes no progress will not make any if
+		 * repeated: the device is out of space or broken. */
+		ioend_finish(ioend, -EIO);
+		return;
+	}
+	ioend->io_done += (uint32_t)res;
+	if (ioend->io_done >= ioend->io_size) {
+		ioend_finish(ioend, 0);
+		return;
+	}
+	/* Short write: the rest goes again, from this thread, as part of
+	 * the same ioend. Block alignment holds because a short direct
+	 * write stops at a block boundary; if it did not, the kernel would
+	 * reject the resubmission and we report that error. */
+	wtio_io_req_rest(req, ioend->io_offset, ioend->io_vecs,
+			 ioend->io_nr_vecs, ioend->io_done, ioend->io_rest);
+	wtio_stat_add(ioend->io_inode->ctx, write_ios, 1);
+	/* Not started (only a malformed request is refused): no end_io. */
+	if (wtio_io_resubmit(be, ioend->io_wbc->chan, req) < 0)
+		ioend_finish(ioend, -EIO);
+}
+
+/* Reap what this thread has in flight, before waiting at the size-change
+ * gate. Not "until wbc->inflight is 0": a queue holds a reference of its
+ * own there while it submits, which no reap ever drops. */
+static void wbc_reap_own(void *arg)
+{
+	struct wtio_wb_ctl *wbc = arg;
+	struct wtio_io_backend *be = &wbc->ctx->io;
+
+	while (atomic_load(&wbc->inflight) && wtio_io_inflight(be))
+		wtio_io_reap(be, 1, NULL);
+}
+
+int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
+{
+	struct wtio_io_backend *be = &wbc->ctx->io;
+	struct wtio_io_req *r = &ioend->io_req;
+	int ret;
+
+	r->op = WTIO_IO_WRITE;
+	r->fd = ioend->io_inode->fd;
+	r->off = ioend->io_offset;
+	r->iov = ioend->io_vecs;
+	r->iovcnt = ioend->io_nr_vecs;
+	r->rw_flags = wbc->rw_flags;
+	r->end_io = ioend_end_io;
+	r->private = ioend;
+	if (wbc->defer) {
+		ioend->io_next = wbc->deferred;
+		wbc->deferred = ioend;
+		return 0;
+	}
+	ioend->io_extending = wtio_inode_dio_write_begin(ioend->io_inode,
+			ioend->io_offset, ioend->io_size,
+			wbc->chan ? NULL : wbc_reap_own, wbc);
+	atomic_fetch_add(&wbc->inflight, 1);
+	wtio_stat_add(wbc->ctx, write_ios, 1);
+	if (wbc->chan) {
+		/* Completed by the channel's reaper, maybe before this
+		 * returns: the ioend is not ours to touch any more. */
+		wtio_io_chan_submit(wbc->chan, &r, 1);
+		return 0;
+	}
+	ret = wtio_io_submit(be, &r, 1);
+	if (ret < 0) {
+		ioend_finish(ioend, ret);
+		return ret;
+	}
+	while (wbc->max_inflight &&
+	       atomic_load(&wbc->inflight) >= wbc->max_inflight)
+		wtio_io_reap(be, 1, NULL);
+	return 0;
+}
+
+int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc)
+{
+	struct wtio_ioend *list = NULL, *io;
+	int ret = 0;
+
+	wbc->defer = false;
+	/* The list is newest first: reverse it to submit in file order. */
+	while ((io = wbc->deferred)) {
+		wbc->deferred = io->io_next;
+		io->io_next = list;
+		list = io;
+	}
+	while ((io = list)) {
+		list = io->io_next;
+		if (wtio_ioend_submit(wbc, io) && !ret)
+			ret = -EIO;
+	}
+	return ret;
+}
+
+void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc)
+{
+	struct wtio_io_backend *be = &wbc->ctx->io;
+
+	while (atomic_load(&wbc->inflight))
+		wtio_io_reap(be, 1, NULL);
+}
+
+/*
+ * Add the dirty blocks of a folio now under writeback to the current
+ * ioend, starting new ones where the range is not contiguous or full.
+ */
+void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
+			  struct wtio_folio *folio, uint64_t redirty)
+{
+	struct wtio_inode *inode = wbc->inode;
+	struct wtio_ctx *ctx = wbc->ctx;
+	uint64_t blocks = folio->wb_blocks;
+	int64_t base = (int64_t)atomic_load(&folio->index) << ctx->folio_shift;
+	uint32_t bs = inode->block_size;
+
+	/* One pending count for the whole add, so no ioend completing in
+	 * between can end the writeback early. */
+	atomic_fetch_add(&folio->wb_pending, 1);
+	while (blocks) {
+		uint32_t first = (uint32_t)__builtin_ctzll(blocks);
+		/* ctz(0) is undefined: a run of all 64 blocks is n = 64. */
+		uint32_t n = ~(blocks >> first) ?
+			(uint32_t)__builtin_ctzll(~(blocks >> first)) : 64u;
+		int64_t off = base + (int64_t)first * bs;
+		uint32_t su = inode->geo.stripe_unit;
+		struct wtio_ioend *io = *cur;
+		bool contiguous = io && io->io_offset + io->io_size == off;
+		uint64_t run;
+		uint32_t len;
+
+		if (first + n > 64)
+			n = 64 - first;
+		/* No I/O crosses a stripe unit boundary: cut the run there,
+		 * and end the ioend at one. */
+		if (su && (uint64_t)(off % su) + (uint64_t)n * bs > su) {
+			n = (uint32_t)((su - (uint64_t)(off % su)) / bs);
+		}
+		/* Counted where an I/O would have gone on but for the cut. */
+		if (su && contiguous && off % su == 0)
+			wtio_stat_add(ctx, stripe_splits, 1);
+		run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
+		len = n * bs;
+		blocks &= ~run;
+		if (io && (!contiguous || (su && off % su == 0) ||
+			   io->io_nr_vecs == WTIO_IO_MAX_IOVECS ||
+			   io->io_size + len > ctx->cfg.max_io_size)) {
+			*cur = NULL;
+			wtio_ioend_submit(wbc, io);
+			io = NULL;
+		}
+		if (!io) {
+			/* malloc, not calloc: the vector arrays are ~14 KiB
+			 * and only their first io_nr_vecs entries are read. */
+			io = malloc(sizeof(*io));
+			if (!io) {
+				/* Give the blocks back as failed. */
+				folio->ifs_dirty |= run & redirty;
+				wtio_folio_set_flag(folio, FOLIO_ERROR);
+				wtio_inode_record_error(inode, -ENOMEM);
+				wtio_wbc_set_error(wbc, -ENOMEM);
+				continue;
+			}
+			memset(io, 0, offsetof(struct wtio_ioend, io_vecs));
+			io->io_wbc = wbc;
+			io->io_inode = inode;
+			wtio_inode_io_get(inode);
+			io->io_offset = off;
+			*cur = io;
+		}
+		wtio_folio_get(folio);
+		atomic_fetch_add(&folio->wb_pending, 1);
+		io->io_vecs[io->io_nr_vecs].iov_base = folio->data + first * bs;
+		io->io_vecs[io->io_nr_vecs].iov_len = len;
+		io->io_folios[io->io_nr_vecs] = folio;
+		io->io_blocks[io->io_nr_vecs] = run;
+		io->io_redirty[io->io_nr_vecs] = run & redirty;
+		io->io_nr_vecs++;
+		io->io_size += len;
+	}
+	if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
+		/* Nothing could be queued (allocation failure). */
+		if (folio->ifs_dirty)
+			wtio_folio_mark_dirty(inode, folio);
+		folio->wb_blocks = 0;
+		wtio_folio_finish_writeback(inode, folio);
+	}
+}

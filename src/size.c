@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * size.c - the file's two sizes: the gate that every change of the
+ * backing file's size and every direct write that may extend it pass,
+ * and the undo of a failed write's extension of i_size, with the cut of
+ * what it left past the size.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "size.h"
+#include "reserve.h"
+#include "folio.h"
+#include "cache.h"
+#include "ctx.h"
+#include "inode.h"
+#include "dirty.h"
+#include "inode_folios.h"
+
+int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
+{
+	int64_t size = wtio_inode_size(inode);
+	struct stat st;
+
+	if (fstat(inode->fd, &st) < 0)
+		return -errno;
+	atomic_store(&inode->size_ahead, 0);
+	if (st.st_size == size)
+		return 0;
+	/* The backing file only grows between the fstat and the ftruncate
+	 * (our writes completing), so this stays a shrink: nothing to
+	 * zero, nothing to wait for. */
+	return wtio_inode_set_disk_size(inode, size,
+					wait_io && size > st.st_size);
+}
+
+/*
+ * XFS sizes a file with ftruncate by reading the old size, then waiting
+ * for direct I/O, then zeroing from the old size to the new one through
+ * its page cache: a direct write that extended the file while it waited
+ * is zeroed (found as 1 MiB of zeros where an ioend had written). So no
+ * write that may move the end is in flight while the size grows.
+ */
+int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
+			     bool wait_io)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&inode->extend_lock);
+	if (size < atomic_load(&inode->disk_size_lb))
+		atomic_store(&inode->disk_size_lb, size);
+	atomic_store(&inode->extend_gate, 1);
+	while (wait_io && atomic_load(&inode->nr_dio_extending))
+		pthread_cond_wait(&inode->extend_cond, &inode->extend_lock);
+	ret = wtio_io_set_size(&inode->ctx->io, inode->fd, size);
+	if (!ret) {
+		atomic_store(&inode->disk_size_lb, size);
+		/* Nothing lies past the new size: give back what was
+		 * reserved there for appends (reserve.c). */
+		wtio_reserve_clamp(inode, size);
+	}
+	atomic_store(&inode->extend_gate, 0);
+	pthread_cond_broadcast(&inode->extend_cond);
+	pthread_mutex_unlock(&inode->extend_lock);
+	return ret;
+}
+
+bool wtio_inode_dio_write_begin(struct wtio_inode *inode, int64_t off,
+				int64_t len, void (*reap_own)(void *),
+				void *arg)
+{
+	/* Inside the file's known size: cannot move its end. */
+	if (off + len <= atomic_load_explicit(&inode->disk_size_lb,
+					      memory_order_acquire))
+		return false;
+	for (;;) {
+		/* Paired with set_disk_size: it raises the gate, then reads
+		 * the count; we raise the count, then read the gate. */
+		atomic_fetch_add(&inode->nr_dio_extending, 1);
+		if (!atomic_load(&inode->extend_gate))
+			return true;
+		wtio_inode_dio_write_end(inode, true, off, 0);
+		/* The size change waits for our own writes in flight too. */
+		if (reap_own)
+			reap_own(arg);
+		pthread_mutex_lock(&inode->extend_lock);
+		while (atomic_load(&inode->extend_gate))
+			pthread_cond_wait(&inode->extend_cond,
+					  &inode->extend_lock);
+		pthread_mutex_unlock(&inode->extend_lock);
+	}
+}
+
+void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
+			      int64_t off, ssize_t res)
+{
+	int64_t end = off + (res > 0 ? res : 0);
+	int64_t lb = atomic_load_explicit(&inode->disk_size_lb,
+					  memory_order_relaxed);
+
+	/* A completed direct write leaves the file at least this long. */
+	while (res > 0 && end > lb &&
+	       !atomic_compare_exchange_weak(&inode->disk_size_lb, &lb, end))
+		;
+	if (!extending)
+		return;
+	if (atomic_fetch_sub(&inode->nr_dio_extending, 1) == 1 &&
+	    atomic_load(&inode->extend_gate)) {
+		pthread_mutex_lock(&inode->extend_lock);
+		pthread_cond_broadcast(&inode->extend_cond);
+		pthread_mutex_unlock(&inode->extend_lock);
+	}
+}
+
+/* Cut a folio at size: drop it when it lies wholly past, else zero its
+ * tail and forget dirty blocks past the size. */
+static void truncate_one(struct wtio_inode *inode, struct wtio_folio *f,
+			 void *arg)
+{
+	int64_t size = *(int64_t *)arg;
+	uint32_t fs = inode->ctx->folio_size;
+	int64_t start = (int64_t)atomic_load(&f->index) * fs;
+	uint32_t from;
+
+	if (start >= size) {
+		wtio_folio_cancel_dirty(inode, f);
+		wtio_folio_remove(f);
+		return;
+	}
+	from = (uint32_t)(size - start);
+	memset(f->data + from, 0, fs - from);
+	/* Blocks wholly past the size are zeros now, exactly what the disk
+	 * reads past EOF, so they need no write. */
+	f->ifs_dirty &= ~wtio_ifs_mask(inode,
+			(from + inode->block_size - 1) & ~(inode->block_size - 1),
+			fs);
+	if (!f->ifs_dirty && wtio_folio_test(f, FOLIO_DIRTY))
+		wtio_folio_cancel_dirty(inode, f);
+}
+
+void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size)
+{
+	wtio_inode_for_each_folio(inode,
+				  (uint64_t)size >> inode->ctx->folio_shift,
+				  truncate_one, &size);
+}
+
+/*
+ * Before i_size moves up (a write past it or a truncate up; exclusive
+ * lock held): a failed extending write whose size was put back from a
+ * completion thread, which may not wait for locks, left its blocks in the
+ * cache past i_size and maybe on disk past it. Cut both at i_size now, so
+ * that what becomes part of the file there reads as zeros.
+ */
+int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait)
+{
+	int64_t size;
+	int ret;
+
+	if (!atomic_load(&inode->eof_stale))
+		return 0;
+	if (nowait)
+		return -EAGAIN;
+	atomic_store(&inode->eof_stale, false);
+	size = wtio_inode_size(inode);
+	wtio_inode_cut_cache(inode, size);
+	atomic_store(&inode->size_ahead, 0);
+	ret = wtio_inode_set_disk_size(inode, size, true);
+	if (ret)
+		atomic_store(&inode->eof_stale, true);
+	return ret;
+}
+
+/*
+ * Undoing a failed extension must not cut a later write that landed in
+ * the range the failed write had added (possible only because i_size
+ * moved before the I/O completed): such a write was acknowledged. Every
+ * write notes its end under the file lock before it looks at i_size;
+ * an extension, once copied, lowers tail_guard to its old end and keeps
+ * tail_hits; a note past the guard bumps tail_hits, and an undo sees the
+ * change and leaves the size. The guard rises back only when no
+ * extension is in flight, under the exclusive lock. Conservative: a
+ * write past the lowest old end of any extension in flight blocks them
+ * all.
+ */
+void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end)
+{
+	if (end > atomic_load(&inode->tail_guard))
+		atomic_fetch_add(&inode->tail_hits, 1);
+}
+
+void wtio_inode_tail_claim(struct wtio_inode *inode, struct wtio_size_undo *u)
+{
+	int64_t guard = atomic_load(&inode->tail_guard);
+
+	if (u->after <= u->before)
+		return;
+	if (!atomic_load(&inode->tail_inflight))
+		guard = INT64_MAX;
+	if (u->before < guard)
+		guard = u->before;
+	atomic_store(&inode->tail_guard, guard);
+	atomic_fetch_add(&inode->tail_inflight, 1);
+	u->snap = atomic_load(&inode->tail_hits);
+}
+
+/* Put i_size back from u->after to u->before if nothing moved it or
+ * wrote past u->before since. Exclusive lock held. */
+static bool tail_undo_locked(struct wtio_inode *inode,
+			     const struct wtio_size_undo *u)
+{
+	int64_t expect = u->after;
+
+	if (atomic_load(&inode->tail_hits) != u->snap ||
+	    !atomic_compare_exchange_strong(&inode->i_size, &expect,
+					    u->before))
+		return false;
+	atomic_store(&inode->eof_stale, true);
+	return true;
+}
+
+/*
+ * A write that moved i_size from before to after failed (its I/O, or its
+ * DSYNC step): as a failed direct write in the kernel, it leaves the size
+ * where it was. Only when nothing moved the size since: a later write
+ * past it, or a truncate, decided the size. A completion thread must not
+ * wait for the file lock or a folio lock (their holders may wait for a
+ * completion only it delivers): it tries the lock, else puts the size
+ * back with an exchange and checks for a writer that came meanwhile; the
+ * cleanup past the size is left to wtio_inode_prepare_extend.
+ */
+void wtio_inode_tail_end(struct wtio_inode *inode,
+			 const struct wtio_size_undo *u, bool failed,
+			 bool in_reaper)
+{
+	int64_t expect;
+
+	if (u->after <= u->before)
+		return;
+	if (failed && !in_reaper) {
+		pthread_rwlock_wrlock(&inode->i_rwsem);
+		/* A failure of the cut leaves the flag set for the next. */
+		if (tail_undo_locked(inode, u))
+			wtio_inode_prepare_extend(inode, false);
+		pthread_rwlock_unlock(&inode->i_rwsem);
+	} else if (failed && !pthread_rwlock_trywrlock(&inode->i_rwsem)) {
+		tail_undo_locked(inode, u);
+		pthread_rwlock_unlock(&inode->i_rwsem);
+	} else if (failed && atomic_load(&inode->tail_hits) == u->snap) {
+		/* A writer holds the lock. It noted its end before looking
+		 * at i_size: if the note came after our check but before it
+		 * read the size we put back, it wrote inside the range we
+		 * took away, so give the range back. Otherwise it sees the
+		 * smaller size (and eof_stale) and extends from it. */
+		expect = u->after;
+		if (atomic_compare_exchange_strong(&inode->i_size, &expect,
+						   u->before)) {
+			atomic_store(&inode->eof_stale, true);
+			if (atomic_load(&inode->tail_hits) != u->snap) {
+				expect = u->before;
+				atomic_compare_exchange_strong(&inode->i_size,
+							       &expect,
+							       u->after);
+			}
+		}
+	}
+	atomic_fetch_sub(&inode->tail_inflight, 1);
+}
+
+/* The same for a write that did not claim its extension (no guard: a
+ * write that landed in the range since is cut with it), from a thread
+ * that may wait for the file lock. */
+void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
+			    int64_t after, bool in_reaper)
+{
+	int64_t expect = after;
+
+	if (before >= after)
+		return;
+	if (in_reaper) {
+		if (atomic_compare_exchange_strong(&inode->i_size, &expect,
+						   before))
+			atomic_store(&inode->eof_stale, true);
+		return;
+	}
+	pthread_rwlock_wrlock(&inode->i_rwsem);
+	if (atomic_compare_exchange_strong(&inode->i_size, &expect, before)) {
+		atomic_store(&inode->eof_stale, true);
+		wtio_inode_prepare_extend(inode, false);
+	}
+	pthread_rwlock_unlock(&inode->i_rwsem);
+}

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sync.c - making a file's data and size durable: the one sequence
+ * (write the range back, wait, fix the size, flush) behind fsync,
+ * fdatasync, close and DSYNC write-back writes, and sync_file_range.
+ */
+#include <pthread.h>
+#include <stdbool.h>
+
+#include <wtio.h>
+#include "sync.h"
+#include "ctx.h"
+#include "inode.h"
+#include "size.h"
+#include "writeback.h"
+#include "errseq.h"
+
+int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
+		      unsigned int how)
+{
+	bool go_on = !(how & WTIO_DURABLE_STOP);
+	int ret, err;
+
+	ret = wtio_writeback_range(inode, start, end, WB_SYNC, 0, 0);
+	/* I/O a flusher (or a queue) has in flight may still extend the
+	 * backing file by a block tail: the size is fixed after it ends,
+	 * or it would stay too long. */
+	wtio_wait_writeback_range(inode, start, end);
+	if (!ret || go_on) {
+		pthread_rwlock_rdlock(&inode->i_rwsem);
+		err = wtio_inode_sync_size(inode, true);
+		pthread_rwlock_unlock(&inode->i_rwsem);
+		if (!ret)
+			ret = err;
+	}
+	if ((how & WTIO_DURABLE_FLUSH) && (!ret || go_on)) {
+		struct wtio_io_req req = {
+			.op = (how & WTIO_DURABLE_DATA) ? WTIO_IO_FDATASYNC :
+							  WTIO_IO_FSYNC,
+			.fd = inode->fd,
+		};
+		ssize_t res = wtio_io_sync(&inode->ctx->io, &req);
+
+		if (res < 0) {
+			if (how & WTIO_DURABLE_RECORD)
+				wtio_inode_record_error(inode, (int)res);
+			ret = (int)res;
+		}
+	}
+	return ret;
+}
+
+int wtio_fsync_file(struct wtio_file *file, bool datasync)
+{
+	/* Its error is recorded for every handle too; returned here as
+	 * well, so that no failure can ever be taken for success. */
+	int ret = wtio_make_durable(file->inode, 0, -1, WTIO_DURABLE_FLUSH |
+				    WTIO_DURABLE_RECORD |
+				    (datasync ? WTIO_DURABLE_DATA : 0));
+	/* Writeback errors, ours or a flusher's, reach each handle once. */
+	int err = wtio_file_check_error(file);
+
+	return err ? err : ret;
+}
+
+int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
+			 unsigned int flags)
+{
+	struct wtio_inode *inode = file->inode;
+	int64_t end = nbytes ? off + nbytes : -1;
+	int ret = 0;
+
+	if (flags & WTIO_SYNC_RANGE_WAIT_BEFORE)
+		wtio_wait_writeback_range(inode, off, end);
+	if (flags & WTIO_SYNC_RANGE_WRITE)
+		ret = wtio_writeback_range(inode, off, end,
+				(flags & WTIO_SYNC_RANGE_WAIT_AFTER) ?
+				WB_SYNC : WB_ASYNC, 0, 0);
+	if (flags & WTIO_SYNC_RANGE_WAIT_AFTER)
+		wtio_wait_writeback_range(inode, off, end);
+	if (flags & (WTIO_SYNC_RANGE_WAIT_BEFORE | WTIO_SYNC_RANGE_WAIT_AFTER)) {
+		/* As Linux's file_fdatawait_range: an error it reports is
+		 * seen by this handle (errseq), so fsync does not report it
+		 * again, nor does a handle opened afterwards. */
+		int err = wtio_file_check_error(file);
+
+		if (!ret)
+			ret = err;
+	}
+	return ret;
+}
