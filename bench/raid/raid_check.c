@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * raid_check.c - whole-volume passes: a stripe loaded with its failed
- * members rebuilt from parity, the parity check, member failure and
- * rebuild.
+ * raid_check.c - whole-volume passes: the parity check, member failure
+ * and rebuild, discard.
  */
 #include "raid_priv.h"
 #include "raid_gf.h"
@@ -13,29 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-int raid_load_stripe(struct raid_vol *v, uint64_t s, uint8_t *const *blk)
-{
-	unsigned int fail[RAID_MAX_DISKS], nfail = 0, d;
-	int ret;
-
-	for (d = 0; d < v->nd + v->np; d++) {
-		unsigned int k = raid_map(v, s, d);
-
-		if (v->m[k].failed) {
-			fail[nfail++] = d;
-			continue;
-		}
-		ret = raid_mread(v, k, blk[d], v->chunk, s * v->chunk);
-		if (ret)
-			return ret;
-	}
-	if (nfail > v->np)
-		return -EIO;
-	if (nfail)
-		raid_recover(blk, v->nd, v->np, fail, nfail, 0, v->chunk);
-	return 0;
-}
 
 /* Stripes up to the end of the largest surviving member. */
 static int64_t nr_stripes(struct raid_vol *v)

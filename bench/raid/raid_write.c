@@ -192,3 +192,11 @@ ssize_t raid_pwritev(struct raid_vol *v, const struct iovec *iov, int iovcnt,
 	}
 	return (ssize_t)done;
 }
+
+ssize_t raid_pwrite(struct raid_vol *v, const void *buf, size_t len,
+		    uint64_t off)
+{
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+
+	return raid_pwritev(v, &iov, 1, off);
+}
