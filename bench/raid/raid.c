@@ -250,6 +250,39 @@ size_t raid_iov_len(const struct iovec *iov, int iovcnt)
 	return len;
 }
 
+ssize_t raid_walk(struct raid_vol *v, const struct iovec *iov, int iovcnt,
+		  uint64_t off, int write, raid_stripe_fn fn)
+{
+	size_t len = raid_iov_len(iov, iovcnt), done = 0;
+	uint8_t *buf;
+
+	if (off % RAID_SECTOR || len % RAID_SECTOR)
+		return -EINVAL;
+	buf = raid_scratch(v);
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		uint64_t pos = off + done, s = pos / v->width;
+		uint64_t so = pos % v->width;
+		uint64_t eo = so + (len - done) < v->width ?
+			      so + (len - done) : v->width;
+		pthread_mutex_t *lk = &v->locks[s % RAID_NLOCKS];
+		int ret;
+
+		if (write)
+			raid_iov_copy(iov, iovcnt, done, buf + so, eo - so, 0);
+		pthread_mutex_lock(lk);
+		ret = fn(v, s, buf, so, eo);
+		pthread_mutex_unlock(lk);
+		if (ret)
+			return done ? (ssize_t)done : ret;
+		if (!write)
+			raid_iov_copy(iov, iovcnt, done, buf + so, eo - so, 1);
+		done += eo - so;
+	}
+	return (ssize_t)done;
+}
+
 int raid_load_stripe(struct raid_vol *v, uint64_t s, uint8_t *const *blk)
 {
 	unsigned int fail[RAID_MAX_DISKS], nfail = 0, d;

@@ -61,6 +61,17 @@ void raid_iov_copy(const struct iovec *iov, int iovcnt, size_t skip,
 size_t raid_iov_len(const struct iovec *iov, int iovcnt);
 /* This thread's scratch: (nd + n) chunks, aligned; NULL on ENOMEM. */
 uint8_t *raid_scratch(struct raid_vol *v);
+/*
+ * Cut volume I/O [off, off + len of iov) at stripes and call fn for each,
+ * under the stripe's lock, with the thread's scratch as buf: the stripe's
+ * data bytes [so, eo) sit at buf + so (copied in from iov before fn for a
+ * write, out to iov after it for a read). Returns bytes done, or the
+ * negative errno when nothing was.
+ */
+typedef int (*raid_stripe_fn)(struct raid_vol *v, uint64_t s, uint8_t *buf,
+			      uint64_t so, uint64_t eo);
+ssize_t raid_walk(struct raid_vol *v, const struct iovec *iov, int iovcnt,
+		  uint64_t off, int write, raid_stripe_fn fn);
 /* Read stripe s whole into blocks blk[0..nd+np-1] (data, P, Q), the failed
  * members' chunks rebuilt from the others. Caller holds the stripe lock. */
 int raid_load_stripe(struct raid_vol *v, uint64_t s, uint8_t *const *blk);

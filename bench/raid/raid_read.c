@@ -37,31 +37,7 @@ static int read_stripe(struct raid_vol *v, uint64_t s, uint8_t *buf,
 ssize_t raid_preadv(struct raid_vol *v, const struct iovec *iov, int iovcnt,
 		    uint64_t off)
 {
-	size_t len = raid_iov_len(iov, iovcnt), done = 0;
-	uint8_t *buf;
-
-	if (off % RAID_SECTOR || len % RAID_SECTOR)
-		return -EINVAL;
-	buf = raid_scratch(v);
-	if (!buf)
-		return -ENOMEM;
-	while (done < len) {
-		uint64_t pos = off + done, s = pos / v->width;
-		uint64_t so = pos % v->width;
-		uint64_t eo = so + (len - done) < v->width ?
-			      so + (len - done) : v->width;
-		pthread_mutex_t *lk = &v->locks[s % RAID_NLOCKS];
-		int ret;
-
-		pthread_mutex_lock(lk);
-		ret = read_stripe(v, s, buf, so, eo);
-		pthread_mutex_unlock(lk);
-		if (ret)
-			return done ? (ssize_t)done : ret;
-		raid_iov_copy(iov, iovcnt, done, buf + so, eo - so, 1);
-		done += eo - so;
-	}
-	return (ssize_t)done;
+	return raid_walk(v, iov, iovcnt, off, 0, read_stripe);
 }
 
 ssize_t raid_pread(struct raid_vol *v, void *buf, size_t len, uint64_t off)

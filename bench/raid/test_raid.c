@@ -12,6 +12,7 @@
  * Exit 0 pass, 1 fail, 77 skip.
  */
 #include "raid.h"
+#include "raid_test.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,28 +26,6 @@
 
 #define NTHREADS 4
 #define SPAN_STRIPES 40
-
-static int failures;
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		failures++; \
-		return -1; \
-	} \
-} while (0)
-
-static uint64_t rnd(uint64_t *s)
-{
-	/* splitmix64 */
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 struct tctx {
 	struct raid_vol *v;
@@ -250,7 +229,7 @@ static int run_one(const char *dir, int level, unsigned int n,
 		if (tc[i].err) {
 			fprintf(stderr, "FAIL: writer %d: %s\n", i,
 				strerror(-tc[i].err));
-			failures++;
+			raid_test_failures++;
 			goto fail;
 		}
 	}
@@ -258,7 +237,7 @@ static int run_one(const char *dir, int level, unsigned int n,
 	if (bad) {
 		fprintf(stderr, "FAIL: %ld stripes with bad parity after "
 			"threaded writes (first %" PRIu64 ")\n", bad, first_bad);
-		failures++;
+		raid_test_failures++;
 		goto fail;
 	}
 	/* One thread, any size up to 3 stripes, any alignment. */
@@ -281,7 +260,7 @@ static int run_one(const char *dir, int level, unsigned int n,
 		if (r != (ssize_t)len) {
 			fprintf(stderr, "FAIL: write %" PRIu64 "+%" PRIu64
 				": %zd\n", a * RAID_SECTOR, len, r);
-			failures++;
+			raid_test_failures++;
 			goto fail;
 		}
 		memcpy(shadow + a * RAID_SECTOR, buf, len);
@@ -293,7 +272,7 @@ static int run_one(const char *dir, int level, unsigned int n,
 		if (bad) {
 			fprintf(stderr, "FAIL: %ld stripes with bad parity "
 				"(first %" PRIu64 ")\n", bad, first_bad);
-			failures++;
+			raid_test_failures++;
 		}
 		goto fail;
 	}
@@ -304,7 +283,7 @@ static int run_one(const char *dir, int level, unsigned int n,
 		if (raid_discard(v, a, len)) {
 			fprintf(stderr, "FAIL: discard %" PRIu64 "+%" PRIu64
 				"\n", a, len);
-			failures++;
+			raid_test_failures++;
 			goto fail;
 		}
 		memset(shadow + a, 0, len);
@@ -313,7 +292,7 @@ static int run_one(const char *dir, int level, unsigned int n,
 			if (bad) {
 				fprintf(stderr, "FAIL: %ld stripes with bad "
 					"parity after discard\n", bad);
-				failures++;
+				raid_test_failures++;
 			}
 			goto fail;
 		}
@@ -325,7 +304,7 @@ fail:
 	free(buf);
 	free(shadow);
 	raid_destroy(v, 1);
-	return failures ? 1 : 0;
+	return raid_test_failures ? 1 : 0;
 }
 
 int main(int argc, char **argv)
@@ -335,17 +314,11 @@ int main(int argc, char **argv)
 		{ 5, 3, 4096 }, { 5, 4, 8192 }, { 5, 6, 4096 },
 		{ 6, 4, 4096 }, { 6, 5, 8192 }, { 6, 7, 4096 },
 	};
-	const char *env = getenv("WTIO_RAID_SEED");
 	const char *dir = argc > 2 ? argv[2] : getenv("WTIO_RAID_DIR");
 	uint64_t seed;
 	unsigned int i;
 
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	else if (env && *env)
-		seed = strtoull(env, NULL, 0);
-	else
-		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	seed = raid_test_seed(argc, argv);
 	if (!dir || !*dir)
 		dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : ".";
 	printf("test_raid: seed %" PRIu64 " (rerun: test_raid %" PRIu64

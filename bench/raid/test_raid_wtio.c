@@ -10,6 +10,7 @@
  * Exit 0 pass, 1 fail, 77 skip.
  */
 #include "raid_io.h"
+#include "raid_test.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,24 +29,6 @@
 #define FILE_MAX (1u << 20)
 
 static char dir[] = "/dev/shm/test-raid-wtio.XXXXXX";
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		return -1; \
-	} \
-} while (0)
-
-static uint64_t rnd(uint64_t *s)
-{
-	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
 
 static struct wtio_ctx *ctx_new(struct raid_files *rf, uint32_t su,
 				uint32_t sw, unsigned int flags)
@@ -226,19 +209,13 @@ static int seq_run(struct raid_files *rf, const char *name, uint32_t su,
 
 int main(int argc, char **argv)
 {
-	const char *env = getenv("WTIO_RAID_SEED");
 	struct raid_vol *v;
 	struct raid_files *rf;
 	uint64_t seed, r_chunk, r_stripe, r_none;
 	uint32_t w = CHUNK * (DISKS - 1);
 	int ret, rc = 1;
 
-	if (argc > 1)
-		seed = strtoull(argv[1], NULL, 0);
-	else if (env && *env)
-		seed = strtoull(env, NULL, 0);
-	else
-		seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 20);
+	seed = raid_test_seed(argc, argv);
 	printf("test_raid_wtio: seed %" PRIu64 " (rerun: test_raid_wtio %"
 	       PRIu64 ")\n", seed, seed);
 	if (!mkdtemp(dir)) {

@@ -29,12 +29,7 @@ static void mdraid_teardown(void)
 	unsigned int k;
 
 	if (mounted) {
-		snprintf(cmd, sizeof(cmd), "umount '%s' 2>&1", mnt);
-		if (xfsloop_sh(cmd, NULL, 0)) {
-			sleep(1);
-			snprintf(cmd, sizeof(cmd), "umount -l '%s' 2>&1", mnt);
-			xfsloop_sh(cmd, NULL, 0);
-		}
+		xfsloop_umount(mnt);
 		mounted = 0;
 	}
 	if (mnt[0])

@@ -30,17 +30,24 @@ int xfsloop_sh(const char *cmd, char *out, size_t outlen)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+void xfsloop_umount(const char *dir)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "umount '%s' 2>&1", dir);
+	if (xfsloop_sh(cmd, NULL, 0)) {
+		sleep(1);
+		snprintf(cmd, sizeof(cmd), "umount -l '%s' 2>&1", dir);
+		xfsloop_sh(cmd, NULL, 0);
+	}
+}
+
 void xfsloop_teardown(void)
 {
 	char cmd[512];
 
 	if (mounted) {
-		snprintf(cmd, sizeof(cmd), "umount '%s' 2>&1", mnt);
-		if (xfsloop_sh(cmd, NULL, 0)) {
-			sleep(1);
-			snprintf(cmd, sizeof(cmd), "umount -l '%s' 2>&1", mnt);
-			xfsloop_sh(cmd, NULL, 0);
-		}
+		xfsloop_umount(mnt);
 		mounted = 0;
 	}
 	if (mnt[0]) {

@@ -15,6 +15,8 @@ int xfsloop_setup(uint64_t size, uint64_t su, unsigned int sw, char *dir,
 /* Run a shell command; its stdout (first line) to out if given. Returns
  * its exit status, -1 if it could not run. (mdraid.c uses it too.) */
 int xfsloop_sh(const char *cmd, char *out, size_t outlen);
+/* umount, and umount -l a second later if that failed. */
+void xfsloop_umount(const char *dir);
 /* Unmount, detach, remove (idempotent). */
 void xfsloop_teardown(void);
 
