@@ -8,6 +8,17 @@
 # the fio agreement check. Each run writes its table (.txt) and its JSON
 # into OUTDIR (default bench-results-DATE), and bench/plot draws the JSON.
 # Sizes are scaled to a 2-core, 24 GiB machine; run it on a quiet one.
+#
+# Every run is equal-memory (the kernel modes in a memory cgroup limited to
+# wtio's cache + 64M + the I/O buffers: wtio-bench --mem-limit=auto, the
+# default as root), repeats each mode 3 times alternating (medians and
+# min-max), and prints the reference's own figures beside ours with one
+# verdict line per suite; verdicts.txt collects those lines.
+#
+#   PLAN=1 bench/run-all.sh    print each run's estimated time and the total
+#   QUICK=1 bench/run-all.sh   a functional pass at tiny sizes (minutes):
+#                              checks that every run works, not figures
+#   ONLY="table2 sustained"    just those runs
 set -euo pipefail
 
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
@@ -17,7 +28,15 @@ micro=$here/build/bench/wtio-microbench
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 [ -x "$bench" ] || { echo "build first: meson setup build && ninja -C build" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "run-all.sh needs root for the XFS loop target" >&2; exit 2; }
+[ -n "${PLAN:-}" ] || [ "$(id -u)" = 0 ] ||
+	{ echo "run-all.sh needs root for the XFS loop target and the memory cgroup" >&2; exit 2; }
+
+# QUICK=1: the same runs at tiny sizes (appended options win over earlier).
+extra=()
+if [ -n "${QUICK:-}" ]; then
+	extra=(--runtime=200ms --ramp_time=0 --size=16M --repeat=2 --xfs-size=2G)
+fi
+total_est=0
 
 # ONLY="name name..." runs just those experiments (and skips the rest).
 wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
@@ -26,13 +45,27 @@ run() {	# NAME ARGS...: one wtio-bench run on a fresh XFS loop image
 	local name=$1
 	shift
 	wanted "$name" || return 0
-	echo "== $name: wtio-bench $*"
+	if [ -n "${PLAN:-}" ]; then
+		local est a args=()
+		# The plan needs no target: leave out what only --xfs-loop takes.
+		for a in "$@"; do
+			case $a in --stripe=*|--xfs-size=*) ;; *) args+=("$a") ;; esac
+		done
+		est=$("$bench" --dry-run "${args[@]}" |
+			sed -n 's/.*estimated time: \([0-9]*\) s.*/\1/p')
+		printf '%-18s ~%5s s  wtio-bench %s\n' "$name" "${est:-?}" "$*"
+		total_est=$((total_est + ${est:-0}))
+		return 0
+	fi
+	echo "== $name: wtio-bench $* ${extra[*]}"
+	local t0=$SECONDS
 	# A failed mode is reported in its table; go on with the others.
-	"$bench" --xfs-loop --no-progress --json="$out/$name.json" "$@" |
-		tee "$out/$name.txt" || echo "== $name: wtio-bench exited non-zero"
+	"$bench" --xfs-loop --no-progress --mem-limit=auto --json="$out/$name.json" "$@" \
+		"${extra[@]}" | tee "$out/$name.txt" || echo "== $name: wtio-bench exited non-zero"
+	echo "== $name: $((SECONDS - t0)) s" | tee -a "$out/times.txt"
 }
 
-{
+[ -n "${PLAN:-}" ] || {
 	echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo "nproc: $(nproc)"
 	free -g | sed -n 2p | awk '{print "memory: " $2 " GiB"}'
@@ -55,23 +88,29 @@ run table2-qd1 --suite=table2 --numjobs=1,2 --iodepth=1 --size=512M --runtime=5 
 run table1-qd1 --suite=table1 --numjobs=1,2 --iodepth=1 --size=256M --runtime=5 \
 	--ramp_time=1 --modes=kernel-direct,wtio-writethrough,wtio-writethrough-noserial
 run cached-read --suite=cached-read --runtime=3 --ramp_time=1
-run sustained --suite=sustained --runtime=20 --ramp_time=2 --xfs-size=12G
+# The image is allocated in full in /dev/shm (RAM): 6G holds these files.
+run sustained --suite=sustained --runtime=20 --ramp_time=2 --xfs-size=6G
 run smallfiles --suite=smallfiles
 # Streaming 4x wtio's budget with drop-behind, per-second throughput.
 run dontcache-stream --suite=dontcache-stream --size=4G --cache-size=1G \
-	--runtime=20 --xfs-size=12G
+	--runtime=20 --xfs-size=6G
 # Stripe-aligned against unaligned sequential writes on a striped image.
 for align in 1 0; do
 	run stripe-align$align --rw=write --bs=1M --size=1G --runtime=5 \
-		--ramp_time=1 --stripe=64k,4 --stripe-align=$align \
+		--ramp_time=1 --stripe=64k,4 --stripe-align=$align --repeat=3 \
 		--modes=kernel-direct,wtio-writeback,wtio-writethrough
 done
-if wanted microbench; then
+if [ -n "${PLAN:-}" ]; then
+	echo "total: ~$total_est s of measuring ($((total_est / 60)) min), plus file preparation"
+	echo "and mkfs per run, the microbenchmark and the fio check (QUICK=1 shows the overhead)"
+	exit 0
+fi
+if wanted microbench && [ -z "${QUICK:-}" ]; then
 	echo "== microbench (cached reads and write-back writes, ext4 here)"
 	"$micro" "$out" 16 3 | tee "$out/microbench-16M.txt"
 	"$micro" "$out" 256 3 | tee "$out/microbench-256M.txt"
 fi
-if wanted compare-fio; then
+if wanted compare-fio && [ -z "${QUICK:-}" ]; then
 	echo "== fio agreement"
 	"$here/bench/compare-fio.sh" --bench="$bench" --directory="$out" |
 		tee "$out/compare-fio.txt" || true
@@ -81,4 +120,7 @@ if command -v gnuplot >/dev/null; then
 		"$here/bench/plot" "$j" "$out/plots" >/dev/null 2>&1 || true
 	done
 fi
+grep -h '^Verdict' "$out"/*.txt > "$out/verdicts.txt" 2>/dev/null || true
+echo "verdicts:"
+cat "$out/verdicts.txt"
 echo "results in $out"

@@ -16,20 +16,22 @@ static const struct suite_exp default_exps[] = {
 	{ "table2", "Random 4k overwrites, O_DSYNC, one shared preallocated file (reference Table 2)",
 	  (const struct suite_opt[]){
 	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "256M" }, { "sync", "dsync" },
-	  { "overwrite", "1" }, { "iodepth", "32" }, { "numjobs", "1,2,4" }, { "runtime", "2" },
-	  { "time_based", "1" }, { "ramp_time", "1" },
-	  { "modes", "kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
+	  { "overwrite", "1" }, { "iodepth", "32" }, { "numjobs", "1,2" }, { "runtime", "1" },
+	  { "time_based", "1" }, { "ramp_time", "0.5" },
+	  { "modes", "kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  { "repeat", "3" }, { 0 } } },
 	{ "table4", "Random 16k overwrites, sync_file_range every 16 writes, one file (reference Table 4)",
 	  (const struct suite_opt[]){
 	  { "rw", "randwrite" }, { "bs", "16k" }, { "size", "256M" }, { "overwrite", "1" },
-	  { "sync_file_range", "16" }, { "iodepth", "32" }, { "numjobs", "1,2,4" },
-	  { "runtime", "2" }, { "time_based", "1" }, { "ramp_time", "1" }, WT_MODES, { 0 } } },
+	  { "sync_file_range", "16" }, { "iodepth", "32" }, { "numjobs", "1,2" },
+	  { "runtime", "1" }, { "time_based", "1" }, { "ramp_time", "0.5" }, WT_MODES, { "repeat", "3" }, { 0 } } },
 	{ "cached-read", "Random 4k reads of a cached file: wtio's cache vs the page cache",
 	  (const struct suite_opt[]){
 	  { "rw", "randread" }, { "bs", "4k" }, { "size", "256M" }, { "numjobs", "1,2" },
 	  { "invalidate", "0" }, { "pre_read", "1" }, { "cache-size", "512M" },
-	  { "runtime", "2" }, { "time_based", "1" }, { "ramp_time", "1" },
-	  { "modes", "kernel-buffered,wtio-writeback" }, { 0 } } },
+	  { "runtime", "1" }, { "time_based", "1" }, { "ramp_time", "0.5" },
+	  { "modes", "kernel-buffered,wtio-writeback" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -39,7 +41,8 @@ static const struct suite_exp table1_exps[] = {
 	  { "rw", "write" }, { "file_append", "1" }, { "bs", "4k" }, { "size", "64M" },
 	  { "sync", "dsync" }, { "iodepth", "32" }, { "numjobs", "1,2,4,8" },
 	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" },
-	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -49,7 +52,8 @@ static const struct suite_exp table2_exps[] = {
 	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "1G" }, { "sync", "dsync" },
 	  { "overwrite", "1" }, { "iodepth", "32" }, { "numjobs", "1,2,4,8" },
 	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" },
-	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -60,7 +64,8 @@ static const struct suite_exp table3_exps[] = {
 	  { "overwrite", "1" }, { "iodepth", "32" }, { "per-job-files", "1" },
 	  { "numjobs", "1,2,4,8" }, { "runtime", "10" }, { "time_based", "1" },
 	  { "ramp_time", "2" },
-	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" }, { 0 } } },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -69,7 +74,7 @@ static const struct suite_exp table4_exps[] = {
 	  (const struct suite_opt[]){
 	  { "rw", "randwrite" }, { "bs", "16k" }, { "size", "1G" }, { "overwrite", "1" },
 	  { "sync_file_range", "16" }, { "iodepth", "32" }, { "numjobs", "1,2,4,8" },
-	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" }, WT_MODES, { 0 } } },
+	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" }, WT_MODES, { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -79,7 +84,8 @@ static const struct suite_exp sustained_exps[] = {
 	  { "rw", "randwrite" }, { "bs", "4k" }, { "size", "64M" }, { "per-job-files", "1" },
 	  { "nrfiles", "16" }, { "numjobs", "4" }, { "runtime", "30" }, { "time_based", "1" },
 	  { "ramp_time", "2" }, { "samples", "1" },
-	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" }, { 0 } } },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -88,7 +94,8 @@ static const struct suite_exp stream_exps[] = {
 	  (const struct suite_opt[]){
 	  { "rw", "write" }, { "bs", "1M" }, { "size", "4G" }, { "numjobs", "1" },
 	  { "runtime", "20" }, { "time_based", "1" }, { "samples", "1" },
-	  { "modes", "kernel-buffered,kernel-dontcache,wtio-writeback,wtio-dontcache" }, { 0 } } },
+	  { "modes", "kernel-buffered,kernel-dontcache,wtio-writeback,wtio-dontcache" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -96,7 +103,8 @@ static const struct suite_exp smallfiles_exps[] = {
 	{ "smallfiles", "Create many 4 KiB files, one directory per thread",
 	  (const struct suite_opt[]){
 	  { "rw", "create" }, { "bs", "4k" }, { "size", "16M" }, { "numjobs", "1,2" },
-	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" }, { 0 } } },
+	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
@@ -106,13 +114,15 @@ static const struct suite_exp cached_read_exps[] = {
 	  { "rw", "randread" }, { "bs", "4k" }, { "size", "1G" }, { "numjobs", "1,2" },
 	  { "invalidate", "0" }, { "pre_read", "1" }, { "cache-size", "2G" },
 	  { "runtime", "10" }, { "time_based", "1" }, { "ramp_time", "2" },
-	  { "modes", "kernel-buffered,wtio-writeback" }, { 0 } } },
+	  { "modes", "kernel-buffered,wtio-writeback" },
+	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
 
 static const struct suite suites[] = {
-	{ "default", "the README's command: Table 2 and 4 counterparts at numjobs 1,2,4 "
-	  "and a cached-read comparison, small sizes, under 3 minutes", default_exps },
+	{ "default", "the README's command: Table 2 and 4 counterparts at numjobs 1,2 "
+	  "and a cached-read comparison, small sizes, 3 runs of each, under 3 minutes",
+	  default_exps },
 	{ "table1", "extending 4k O_DSYNC writes to one file, numjobs sweep", table1_exps },
 	{ "table2", "random 4k O_DSYNC overwrites, one shared file, numjobs sweep", table2_exps },
 	{ "table3", "random 4k O_DSYNC overwrites, file per job, numjobs sweep", table3_exps },
