@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,13 +37,22 @@ pid_t perfrec_start(const char *out)
 		told = true;
 		return -1;
 	}
+	unlink(out);	/* the wait below looks for the new file */
 	pid_t p = fork();
 	if (p == 0) {
 		execlp("perf", "perf", "record", "-g", "-q", "-p", pid, "-o", out, (char *)NULL);
 		_exit(127);
 	}
+	/* Let it attach before the window opens: perf writes its file's
+	 * header once it has; a loaded machine can take a second or more. */
+	struct stat st;
+	for (int i = 0; p > 0 && i < 100; i++) {
+		if (!stat(out, &st) && st.st_size > 0)
+			break;
+		usleep(50000);
+	}
 	if (p > 0)
-		usleep(300000);	/* let it attach before the window opens */
+		usleep(200000);
 	return p;
 }
 
