@@ -41,6 +41,31 @@ total_est=0
 # ONLY="name name..." runs just those experiments (and skips the rest).
 wanted() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 
+# What a killed run leaves (its loop image, mount and cgroup): wtio-bench
+# cleans up after itself, but not after SIGKILL.
+reap_leftovers() {
+	local img pid mnt loop cg
+	for img in /dev/shm/wtio-bench-xfs.*.img; do
+		[ -e "$img" ] || continue
+		pid=${img#/dev/shm/wtio-bench-xfs.}; pid=${pid%.img}
+		kill -0 "$pid" 2>/dev/null && continue
+		for loop in $(losetup -j "$img" | cut -d: -f1); do
+			for mnt in $(awk -v d="$loop" '$1 == d {print $2}' /proc/mounts); do
+				umount "$mnt" || umount -l "$mnt"
+				rmdir "$mnt" 2>/dev/null
+			done
+			losetup -d "$loop"
+		done
+		rm -f "$img"
+	done
+	for cg in /sys/fs/cgroup/memory/*/wtio-bench.* /sys/fs/cgroup/memory/*/*/wtio-bench.* \
+		  /sys/fs/cgroup/*/wtio-bench.* /sys/fs/cgroup/*/*/wtio-bench.*; do
+		[ -d "$cg" ] || continue
+		kill -0 "${cg##*.}" 2>/dev/null || rmdir "$cg" 2>/dev/null
+	done
+	return 0
+}
+
 run() {	# NAME ARGS...: one wtio-bench run on a fresh XFS loop image
 	local name=$1
 	shift
@@ -58,10 +83,18 @@ run() {	# NAME ARGS...: one wtio-bench run on a fresh XFS loop image
 		return 0
 	fi
 	echo "== $name: wtio-bench $* ${extra[*]}"
-	local t0=$SECONDS
+	local t0=$SECONDS est limit
+	# A run that hangs must not stall the others: SIGINT (it reports what
+	# it measured) at twice its estimate plus 5 minutes, SIGKILL 60 s on.
+	est=$("$bench" --dry-run "$@" "${extra[@]}" --xfs-loop |
+		sed -n 's/.*estimated time: \([0-9]*\) s.*/\1/p')
+	limit=$((2 * ${est:-300} + 300))
 	# A failed mode is reported in its table; go on with the others.
-	"$bench" --xfs-loop --no-progress --mem-limit=auto --json="$out/$name.json" "$@" \
-		"${extra[@]}" | tee "$out/$name.txt" || echo "== $name: wtio-bench exited non-zero"
+	timeout -s INT -k 60 "$limit" "$bench" --xfs-loop --no-progress --mem-limit=auto \
+		--json="$out/$name.json" "$@" "${extra[@]}" | tee "$out/$name.txt" ||
+		echo "== $name: wtio-bench exited non-zero (timed out after ${limit} s?)" |
+		tee -a "$out/times.txt"
+	reap_leftovers
 	echo "== $name: $((SECONDS - t0)) s" | tee -a "$out/times.txt"
 }
 
@@ -116,11 +149,14 @@ if wanted compare-fio && [ -z "${QUICK:-}" ]; then
 		tee "$out/compare-fio.txt" || true
 fi
 if command -v gnuplot >/dev/null; then
+	# One folder per run: several runs share an experiment's name.
 	for j in "$out"/*.json; do
-		"$here/bench/plot" "$j" "$out/plots" >/dev/null 2>&1 || true
+		"$here/bench/plot" "$j" "$out/plots/$(basename "$j" .json)" >/dev/null 2>&1 || true
 	done
 fi
-grep -h '^Verdict' "$out"/*.txt > "$out/verdicts.txt" 2>/dev/null || true
+# "RUN Verdict EXPERIMENT: ..." for every run that has a reference.
+grep -H '^Verdict' "$out"/*.txt 2>/dev/null | sed 's|^.*/\([^/]*\)\.txt:|\1: |' \
+	> "$out/verdicts.txt" || true
 echo "verdicts:"
 cat "$out/verdicts.txt"
 echo "results in $out"

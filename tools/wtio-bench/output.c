@@ -115,10 +115,12 @@ static void setup_lines(FILE *f, const struct exp_result *er, const struct run_m
 			geo = r;
 	}
 	fprintf(f, "  memory: wtio's cache %s; ", size_str(er->cache_size, b1, sizeof(b1)));
+	mib_str(lo, b1, sizeof(b1));
+	mib_str(hi, b2, sizeof(b2));
+	bool one = !strcmp(b1, b2);
 	if (m->memcg && hi)
 		fprintf(f, "kernel modes in a memory cgroup (%s) limited to %s%s%s (%s)\n",
-			m->memcg, mib_str(lo, b1, sizeof(b1)), lo != hi ? " to " : "",
-			lo != hi ? mib_str(hi, b2, sizeof(b2)) : "",
+			m->memcg, b1, one ? "" : " to ", one ? "" : b2,
 			!strcmp(m->mem_policy, "auto") ?
 			"wtio's cache + 64M + numjobs x iodepth x bs of I/O buffers" : "--mem-limit");
 	else
