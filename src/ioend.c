@@ -82,6 +82,30 @@ void wtio_write_io_end(struct wtio_inode *inode, bool extending, int64_t off,
 	wtio_inode_dio_write_end(inode, extending, off, (ssize_t)done);
 }
 
+/*
+ * The write of blocks of a folio under writeback failed. While WRITEBACK
+ * is set the dirty bits belong to the I/O: the blocks in redirty go back
+ * dirty, so the data is never taken for clean (background writeback
+ * leaves FOLIO_ERROR folios to fsync, which retries them). The others
+ * are a write-through caller's, who is told the write failed: the cache
+ * must not go on serving that data as if the disk had it, so readers go
+ * to the disk.
+ */
+static void folio_write_failed(struct wtio_folio *folio, uint64_t blocks,
+			       uint64_t redirty)
+{
+	uint64_t inval = blocks & ~redirty;
+
+	if (redirty) {
+		folio->ifs_dirty |= redirty;
+		wtio_folio_set_flag(folio, FOLIO_ERROR);
+	}
+	if (inval) {
+		wtio_folio_clear_flag(folio, FOLIO_UPTODATE);
+		atomic_fetch_and(&folio->ifs_uptodate, ~inval);
+	}
+}
+
 static void ioend_finish(struct wtio_ioend *ioend, int error)
 {
 	struct wtio_inode *inode = ioend->io_inode;
@@ -97,26 +121,9 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	for (i = 0; i < ioend->io_nr_vecs; i++) {
 		struct wtio_folio *folio = ioend->io_folios[i];
 
-		/* While WRITEBACK is set the dirty bits belong to us: give
-		 * the failed blocks back, so the data is never taken for
-		 * clean. Background writeback leaves FOLIO_ERROR folios to
-		 * fsync, which retries them. */
-		if (error) {
-			uint64_t inval = ioend->io_blocks[i] &
-					 ~ioend->io_redirty[i];
-
-			if (ioend->io_redirty[i]) {
-				folio->ifs_dirty |= ioend->io_redirty[i];
-				wtio_folio_set_flag(folio, FOLIO_ERROR);
-			}
-			/* A write-through caller is told its write failed:
-			 * the cache must not go on serving that data as if
-			 * the disk had it. Readers go to the disk. */
-			if (inval) {
-				wtio_folio_clear_flag(folio, FOLIO_UPTODATE);
-				atomic_fetch_and(&folio->ifs_uptodate, ~inval);
-			}
-		}
+		if (error)
+			folio_write_failed(folio, ioend->io_blocks[i],
+					   ioend->io_redirty[i]);
 		if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
 			if (wtio_folio_test(folio, FOLIO_ERROR) &&
 			    folio->ifs_dirty)
