@@ -36,13 +36,13 @@ static int write_dsync_range(struct wtio_inode *inode, off_t off, size_t len,
 ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			    int iovcnt, off_t off, unsigned int flags)
 {
+	struct wtio_write w;
+	struct wtio_iov_iter it;
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
 	bool dsync = flags & WTIO_DSYNC;
 	uint64_t seq = dsync ? atomic_load(&inode->err_seq) : 0;
-	struct wtio_iov_iter it;
-	struct wtio_write w;
 	size_t len;
 	ssize_t fit;
 	int ret;
