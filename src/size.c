@@ -271,27 +271,3 @@ void wtio_inode_tail_end(struct wtio_inode *inode,
 	}
 	atomic_fetch_sub(&inode->tail_inflight, 1);
 }
-
-/* The same for a write that did not claim its extension (no guard: a
- * write that landed in the range since is cut with it), from a thread
- * that may wait for the file lock. */
-void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
-			    int64_t after, bool in_reaper)
-{
-	int64_t expect = after;
-
-	if (before >= after)
-		return;
-	if (in_reaper) {
-		if (atomic_compare_exchange_strong(&inode->i_size, &expect,
-						   before))
-			atomic_store(&inode->eof_stale, true);
-		return;
-	}
-	pthread_rwlock_wrlock(&inode->i_rwsem);
-	if (atomic_compare_exchange_strong(&inode->i_size, &expect, before)) {
-		atomic_store(&inode->eof_stale, true);
-		wtio_inode_prepare_extend(inode, false);
-	}
-	pthread_rwlock_unlock(&inode->i_rwsem);
-}

@@ -53,10 +53,5 @@ void wtio_inode_tail_claim(struct wtio_inode *inode,
 void wtio_inode_tail_end(struct wtio_inode *inode,
 			 const struct wtio_size_undo *u, bool failed,
 			 bool in_reaper);
-/* The same without a claim (and so without the guard against cutting a
- * write that landed in the range since): i_size back from after to
- * before if nothing moved it. */
-void wtio_inode_undo_extend(struct wtio_inode *inode, int64_t before,
-			    int64_t after, bool in_reaper);
 
 #endif /* WTIO_SIZE_H */
