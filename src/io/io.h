@@ -76,7 +76,7 @@ struct wtio_io_req {
 /* One backend instance: a context's, or a test's. */
 struct wtio_io_backend {
 	const struct wtio_io_ops *ops;
-	unsigned int caps;	/* WTIO_IO_CAP_* (io/ops.h) this instance has */
+	unsigned int caps;	/* WTIO_IO_CAP_* above that this instance has */
 	void *private;		/* the backend's own state */
 	void *arg;		/* what its creator handed it (a recorder, ...) */
 	/* The cache arena: a backend may register it as fixed buffers. */
