@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "inode.h"
 #include "stats.h"
+#include "sys.h"
 
 #ifdef WTIO_TEST_HOOKS
 int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
@@ -53,8 +54,9 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 	uint64_t i, nr_locks;
 
 	ctx->arena_size = (size_t)ctx->nr_folios * ctx->folio_size;
-	ctx->arena = mmap(NULL, ctx->arena_size, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ctx->arena = wtio_sys_mmap(NULL, ctx->arena_size,
+				   PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (ctx->arena == MAP_FAILED) {
 		ctx->arena = NULL;
 		return -ENOMEM;

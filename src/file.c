@@ -15,6 +15,7 @@
 #include "inode_table.h"
 #include "inode_folios.h"
 #include "errseq.h"
+#include "sys.h"
 
 #define WTIO_OPEN_FLAGS (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_DSYNC | \
 			 O_SYNC | O_CLOEXEC | O_NOATIME | O_DIRECT | O_LARGEFILE)
@@ -66,19 +67,19 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 		return -EINVAL;
 	/* The cache is shared by every handle: the backing descriptor must
 	 * be able to write back whoever dirtied it, so prefer read-write. */
-	fd = open(path, (oflags & (O_CREAT | O_EXCL | O_NOATIME)) |
-		  O_RDWR | O_DIRECT | O_CLOEXEC, mode);
+	fd = wtio_sys_open(path, (oflags & (O_CREAT | O_EXCL | O_NOATIME)) |
+			   O_RDWR | O_DIRECT | O_CLOEXEC, mode);
 	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) &&
 	    !writable)
-		fd = open(path, (oflags & O_NOATIME) | O_RDONLY | O_DIRECT |
-			  O_CLOEXEC);
+		fd = wtio_sys_open(path, (oflags & O_NOATIME) | O_RDONLY |
+				   O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EINVAL ? -EOPNOTSUPP : -errno;
-	writable = (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
+	writable = (wtio_sys_fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 
 	file = file_alloc(ctx);
 	if (!file) {
-		close(fd);
+		wtio_sys_close(fd);
 		return -ENOMEM;
 	}
 	ret = wtio_inode_get(ctx, fd, writable, &inode);

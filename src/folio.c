@@ -17,19 +17,20 @@
 
 #include "folio.h"
 #include "inode.h"
+#include "sys.h"
 
 static void folio_futex_wait(struct wtio_folio *folio, uint32_t seen)
 {
 	/* A spurious return (EINTR, EAGAIN on a changed word) only makes the
 	 * caller look again. */
-	syscall(SYS_futex, &folio->state, FUTEX_WAIT_PRIVATE, seen, NULL,
-		NULL, 0);
+	wtio_sys_syscall(SYS_futex, &folio->state, FUTEX_WAIT_PRIVATE, seen,
+			 NULL, NULL, 0);
 }
 
 static void folio_futex_wake(struct wtio_folio *folio)
 {
-	syscall(SYS_futex, &folio->state, FUTEX_WAKE_PRIVATE, INT_MAX, NULL,
-		NULL, 0);
+	wtio_sys_syscall(SYS_futex, &folio->state, FUTEX_WAKE_PRIVATE, INT_MAX,
+			 NULL, NULL, 0);
 }
 
 /* Sleep until none of the bits in mask is set in the state word. */

@@ -15,6 +15,7 @@
 #include "folio.h"
 #include "ctx.h"
 #include "inode.h"
+#include "sys.h"
 
 #define WTIO_MAX_FILE_SIZE ((int64_t)1 << 62)
 
@@ -75,19 +76,20 @@ static int64_t probe_max_bytes(int fd)
 {
 	int64_t lo = 0, hi = WTIO_MAX_FILE_SIZE;
 
-	if (lseek(fd, 0, SEEK_SET) != 0 || lseek(fd, hi, SEEK_SET) == hi) {
-		lseek(fd, 0, SEEK_SET);
+	if (wtio_sys_lseek(fd, 0, SEEK_SET) != 0 ||
+	    wtio_sys_lseek(fd, hi, SEEK_SET) == hi) {
+		wtio_sys_lseek(fd, 0, SEEK_SET);
 		return hi;
 	}
 	while (lo < hi) {
 		int64_t mid = lo + (hi - lo + 1) / 2;
 
-		if (lseek(fd, mid, SEEK_SET) == mid)
+		if (wtio_sys_lseek(fd, mid, SEEK_SET) == mid)
 			lo = mid;
 		else
 			hi = mid - 1;
 	}
-	lseek(fd, 0, SEEK_SET);
+	wtio_sys_lseek(fd, 0, SEEK_SET);
 	return lo;
 }
 
@@ -138,7 +140,7 @@ void wtio_inode_free(struct wtio_inode *inode)
 	pthread_mutex_unlock(&inode->io_lock);
 	pthread_mutex_destroy(&inode->io_lock);
 	pthread_cond_destroy(&inode->io_cond);
-	close(inode->fd);
+	wtio_sys_close(inode->fd);
 	pthread_rwlock_destroy(&inode->i_rwsem);
 	pthread_mutex_destroy(&inode->i_pages_lock);
 	pthread_mutex_destroy(&inode->dirty_lock);
@@ -156,14 +158,14 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 	struct wtio_inode *inode;
 	struct stat st;
 
-	if (fstat(fd, &st) < 0) {
+	if (wtio_sys_fstat(fd, &st) < 0) {
 		int err = -errno;
 
-		close(fd);
+		wtio_sys_close(fd);
 		return err;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+		wtio_sys_close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
 	}
 	pthread_mutex_lock(&ctx->inodes_lock);
@@ -174,9 +176,9 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 		/* dup3 swaps the descriptor atomically under I/O already
 		 * submitted on the old one. */
 		if (writable && !inode->fd_writable &&
-		    dup3(fd, inode->fd, O_CLOEXEC) >= 0)
+		    wtio_sys_dup3(fd, inode->fd, O_CLOEXEC) >= 0)
 			inode->fd_writable = true;
-		close(fd);
+		wtio_sys_close(fd);
 		inode->refs++;
 	} else {
 		inode = inode_new(ctx, fd, &st, writable);
@@ -185,7 +187,7 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 			int err = -errno;
 
 			pthread_mutex_unlock(&ctx->inodes_lock);
-			close(fd);
+			wtio_sys_close(fd);
 			return err;
 		}
 		inode->refs = 1;

@@ -27,6 +27,7 @@
 #include "ioend.h"
 #include "reaper.h"
 #include "errseq.h"
+#include "sys.h"
 
 struct wtio_aio {
 	struct wtio_wb_ctl wbc;		/* first: done() gets a pointer to it */
@@ -70,7 +71,7 @@ static void queue_post(struct wtio_queue *q, uint64_t user_data, int64_t res)
 	pthread_mutex_unlock(&q->lock);
 	if (efd >= 0) {
 		uint64_t one = 1;
-		ssize_t w = write(efd, &one, sizeof(one));
+		ssize_t w = wtio_sys_write(efd, &one, sizeof(one));
 
 		(void)w;	/* a full counter still wakes the poller */
 	}
@@ -150,7 +151,7 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	pthread_mutex_unlock(&q->lock);
 	wtio_reaper_stop(&q->reaper);
 	if (q->efd >= 0)
-		close(q->efd);
+		wtio_sys_close(q->efd);
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->done_cond);
 	free(q->cqes);
@@ -291,7 +292,7 @@ WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
 	q->inflight -= n;
 	if (q->efd >= 0 && !q->cq_count) {
 		uint64_t v;
-		ssize_t r = read(q->efd, &v, sizeof(v));
+		ssize_t r = wtio_sys_read(q->efd, &v, sizeof(v));
 
 		(void)r;	/* EAGAIN: nothing to clear */
 	}

@@ -182,7 +182,8 @@ static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 	if (inode->resv_state != RESV_TRACK)
 		return;
 	if (inode->resv_max > from)
-		wtio_sys_fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+		wtio_sys_fallocate(inode->fd,
+				   FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
 				   from, inode->resv_max - from);
 	if (inode->resv_max > size)
 		inode->resv_max = size;

@@ -21,13 +21,14 @@
 #include "inode.h"
 #include "dirty.h"
 #include "inode_folios.h"
+#include "sys.h"
 
 int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
 {
 	int64_t size = wtio_inode_size(inode);
 	struct stat st;
 
-	if (fstat(inode->fd, &st) < 0)
+	if (wtio_sys_fstat(inode->fd, &st) < 0)
 		return -errno;
 	atomic_store(&inode->size_ahead, 0);
 	if (st.st_size == size)

@@ -62,12 +62,13 @@ struct io_uring_params;
 	X(long, syscall, (long, ...))
 
 /* liburing's ring setup: the shim interposes it to see the program's
- * rings (which make it pass every file through). */
+ * rings (which make it pass every file through). Not io_uring_queue_init:
+ * liburing's calls io_uring_queue_init_params through its PLT, which
+ * inside the shim is the interposer; call this one with zeroed params. */
 #if WTIO_HAVE_IO_URING
 #define WTIO_SYS_CALLS_URING(X)						\
 	X(int, io_uring_queue_init_params,				\
-	  (unsigned, struct io_uring *, struct io_uring_params *))	\
-	X(int, io_uring_queue_init, (unsigned, struct io_uring *, unsigned))
+	  (unsigned, struct io_uring *, struct io_uring_params *))
 #else
 #define WTIO_SYS_CALLS_URING(X)
 #endif
@@ -111,7 +112,5 @@ int wtio_sys_set(const struct wtio_sys *table);
 #define wtio_sys_syscall(...)	(wtio_sys_tab.syscall(__VA_ARGS__))
 #define wtio_sys_io_uring_queue_init_params(...) \
 	(wtio_sys_tab.io_uring_queue_init_params(__VA_ARGS__))
-#define wtio_sys_io_uring_queue_init(...) \
-	(wtio_sys_tab.io_uring_queue_init(__VA_ARGS__))
 
 #endif

@@ -30,6 +30,7 @@
 #include "write_iter.h"
 #include "ioend.h"
 #include "errseq.h"
+#include "sys.h"
 
 /*
  * Appending write-through I/Os are in flight together, so most of them
@@ -117,7 +118,7 @@ int wtio_dsync_finish(struct wtio_inode *inode, int64_t end, bool in_reaper)
 	 * the backing file ends past i_size, or short of this write (a
 	 * truncate raced with it). Aligned appends pay nothing. With the
 	 * opt-in size ahead the backing file is longer on purpose. */
-	if (fstat(inode->fd, &st) < 0)
+	if (wtio_sys_fstat(inode->fd, &st) < 0)
 		return -errno;
 	if (st.st_size >= end && (atomic_load(&inode->size_ahead) ||
 				  st.st_size <= wtio_inode_size(inode)))

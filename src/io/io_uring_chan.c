@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "uring.h"
 #include "sys.h"
@@ -36,13 +37,18 @@ struct wtio_io_chan *wtio_uring_chan_open(struct wtio_io_backend *be,
 					  unsigned int depth, int *err)
 {
 	struct uring_chan *uc = calloc(1, sizeof(*uc));
+	struct io_uring_params p;
 	int ret;
 
 	if (!uc) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	ret = wtio_sys_io_uring_queue_init(depth < 8 ? 8 : depth, &uc->ring, 0);
+	/* io_uring_queue_init(depth, ring, 0), which calls this through
+	 * liburing's PLT: inside the shim that would be its interposer */
+	memset(&p, 0, sizeof(p));
+	ret = wtio_sys_io_uring_queue_init_params(depth < 8 ? 8 : depth,
+						  &uc->ring, &p);
 	if (ret < 0) {
 		free(uc);
 		*err = ret;
