@@ -10,8 +10,8 @@
  *    exported raw wrappers): liburing issues its system calls with its own
  *    instructions, so syscall() never sees them; a ring the program sets
  *    up makes every file pass through (see shim_ring_seen in syscall.c).
- *    libwtio's own rings go through these same symbols and are told apart
- *    by the caller's address.
+ *    libwtio sets its own rings up through its table (src/sys.h): they
+ *    never come here.
  */
 #include <aio.h>
 #include <dlfcn.h>
@@ -88,7 +88,7 @@ SHIM_API int open_by_handle_at(int mount_fd, struct file_handle *h, int flags)
 
 	shim_resolve();
 	shim_init();
-	if (shim_busy || shim_cfg.disabled || (flags & O_PATH))
+	if (shim_cfg.disabled || (flags & O_PATH))
 		return (int)syscall(SYS_open_by_handle_at, mount_fd, h, flags);
 	kflags &= ~O_DIRECT;
 	if ((flags & O_ACCMODE) != O_RDONLY)
@@ -127,8 +127,7 @@ SHIM_API int io_uring_queue_init_params(unsigned entries, void *ring, void *p)
 	NEXT(int (*)(unsigned, void *, void *), "io_uring_queue_init_params", -ENOSYS);
 	r = fn_(entries, ring, p);
 	if (r == 0)
-		shim_ring_seen("io_uring_queue_init_params",
-			       __builtin_return_address(0));
+		shim_ring_seen("io_uring_queue_init_params");
 	return r;
 }
 
@@ -138,8 +137,7 @@ SHIM_API int io_uring_queue_init(unsigned entries, void *ring, unsigned flags)
 	NEXT(int (*)(unsigned, void *, unsigned), "io_uring_queue_init", -ENOSYS);
 	r = fn_(entries, ring, flags);
 	if (r == 0)
-		shim_ring_seen("io_uring_queue_init",
-			       __builtin_return_address(0));
+		shim_ring_seen("io_uring_queue_init");
 	return r;
 }
 
@@ -149,7 +147,7 @@ SHIM_API int io_uring_setup(unsigned entries, void *p)
 	NEXT(int (*)(unsigned, void *), "io_uring_setup", -ENOSYS);
 	r = fn_(entries, p);
 	if (r >= 0)
-		shim_ring_seen("io_uring_setup", __builtin_return_address(0));
+		shim_ring_seen("io_uring_setup");
 	return r;
 }
 
@@ -157,7 +155,7 @@ SHIM_API int io_uring_enter(unsigned fd, unsigned to_submit,
 			    unsigned min_complete, unsigned flags, void *sig)
 {
 	NEXT(int (*)(unsigned, unsigned, unsigned, unsigned, void *), "io_uring_enter", -ENOSYS);
-	shim_ring_seen("io_uring_enter", __builtin_return_address(0));
+	shim_ring_seen("io_uring_enter");
 	return fn_(fd, to_submit, min_complete, flags, sig);
 }
 
@@ -166,7 +164,7 @@ SHIM_API int io_uring_enter2(unsigned fd, unsigned to_submit,
 			     size_t sz)
 {
 	NEXT(int (*)(unsigned, unsigned, unsigned, unsigned, void *, size_t), "io_uring_enter2", -ENOSYS);
-	shim_ring_seen("io_uring_enter2", __builtin_return_address(0));
+	shim_ring_seen("io_uring_enter2");
 	return fn_(fd, to_submit, min_complete, flags, sig, sz);
 }
 
@@ -174,6 +172,6 @@ SHIM_API int io_uring_register(unsigned fd, unsigned opcode, const void *arg,
 			       unsigned nr_args)
 {
 	NEXT(int (*)(unsigned, unsigned, const void *, unsigned), "io_uring_register", -ENOSYS);
-	shim_ring_seen("io_uring_register", __builtin_return_address(0));
+	shim_ring_seen("io_uring_register");
 	return fn_(fd, opcode, arg, nr_args);
 }

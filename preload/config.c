@@ -127,7 +127,6 @@ static void init(void)
 	const char *v;
 
 	shim_resolve();
-	BUSY_ENTER();	/* realpath() below opens nothing, but be sure */
 	shim_cfg.debug = (v = getenv("WTIO_DEBUG")) && *v == '1';
 	shim_cfg.disabled = (v = getenv("WTIO_DISABLE")) && *v == '1';
 	if (!mode || !*mode || !strcmp(mode, "writeback"))
@@ -172,7 +171,6 @@ static void init(void)
 	}
 	if (!shim_cfg.nr_paths)
 		shim_cfg.disabled = true;
-	BUSY_LEAVE();
 	shim_debug("mode flags %#x, %d paths, cache %llu, %s",
 		   shim_cfg.default_flags, shim_cfg.nr_paths,
 		   (unsigned long long)shim_cfg.cache_size,
@@ -221,9 +219,7 @@ struct wtio_ctx *shim_ctx(void)
 		if (cfg.readahead_max > cfg.cache_size / 4)
 			cfg.readahead_max = (uint32_t)(cfg.cache_size / 4 /
 						       4096 * 4096);
-		BUSY_ENTER();
 		ret = wtio_ctx_create(&cfg, &ctx);
-		BUSY_LEAVE();
 		if (ret) {
 			ctx = NULL;
 			ctx_failed = true;

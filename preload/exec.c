@@ -25,7 +25,7 @@ pid_t shim_pid;
 
 static bool own_process(void)
 {
-	return !shim_busy && getpid() == shim_pid;
+	return getpid() == shim_pid;
 }
 
 bool shim_vfork_child(void)

@@ -9,7 +9,7 @@
  * a file is served only while its one open file description in the whole
  * system is this process's, held with a write lease (lease.c). wtio's
  * O_DIRECT descriptor is a dup of that description (handed to libwtio's
- * open, see shim_openat), O_DIRECT set on it with F_SETFL. Any other open
+ * open, see shim_lib_open), O_DIRECT set on it with F_SETFL. Any other open
  * or truncate of the file, by any process, breaks the lease; the shim's
  * lease thread then demotes the file (writes back with the exact size,
  * drops the cache, clears O_DIRECT) and releases the lease, and only then
@@ -155,9 +155,7 @@ static int ofd_close_wf(struct shim_ofd *o)
 	if (!o->wf)
 		return 0;
 	ofd_guard_size(o);
-	BUSY_ENTER();
 	ret = wtio_close(o->wf);
-	BUSY_LEAVE();
 	o->wf = NULL;
 	shim_times_restore(o);
 	return ret;
@@ -335,12 +333,10 @@ void shim_adopt(int fd, int oflags)
 		goto undo;
 	}
 	woflags = acc | (oflags & (O_DSYNC | O_SYNC | O_NOATIME));
-	BUSY_ENTER();
 	shim_handoff_fd = lfd;	/* libwtio's open gets a dup of it */
 	ret = wtio_open(ctx, pp, woflags | (oflags & O_TRUNC), 0,
 			shim_cfg.default_flags, &wf);
 	shim_handoff_fd = -1;
-	BUSY_LEAVE();
 	if (ret) {
 		shim_debug("%s: wtio_open: %s; passing through", path,
 			   wtio_strerror(ret));
@@ -351,9 +347,7 @@ void shim_adopt(int fd, int oflags)
 	if (!ino || !o) {
 		free(ino);
 		free(o);
-		BUSY_ENTER();
 		wtio_close(wf);
-		BUSY_LEAVE();
 		goto undo_truncated;
 	}
 	ino->dev = st.st_dev;
@@ -457,9 +451,7 @@ static int ofd_flush_locked(struct shim_ofd *o, bool durable)
 
 	if (o->wf) {
 		ofd_guard_size(o);
-		BUSY_ENTER();
 		ret = durable ? wtio_fsync(o->wf) : wtio_fdatasync(o->wf);
-		BUSY_LEAVE();
 	}
 	return ret;
 }
@@ -512,12 +504,10 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 			int r;
 
 			proc_path(ino->lock_fd, pp, sizeof(pp));
-			BUSY_ENTER();
 			shim_handoff_fd = ino->lock_fd;
 			r = wtio_open(ctx, pp, o->wtio_oflags, 0,
 				      shim_cfg.default_flags, &o->wf);
 			shim_handoff_fd = -1;
-			BUSY_LEAVE();
 			if (r) {
 				o->wf = NULL;
 				failed = true;
@@ -529,9 +519,7 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 		ino->passthrough = true;
 		for (o = ino->ofds; o; o = o->inode_next) {
 			if (o->wf) {
-				BUSY_ENTER();
 				wtio_close(o->wf);
-				BUSY_LEAVE();
 				o->wf = NULL;
 			}
 			real.lseek(o->realfd, o->pos, SEEK_SET);
@@ -564,14 +552,12 @@ bool ofd_guard_size(struct shim_ofd *o)
 	 * another file by now (a shell restoring its stdout). */
 	if (real.fstat(o->inode->lock_fd, &st) < 0)
 		return false;
-	BUSY_ENTER();
 	ws = wtio_file_size(o->wf);
 	if (ws >= 0 && st.st_size > ((ws + bs - 1) / bs) * bs) {
 		shim_debug("fd %d: file grew outside the cache (%lld > %lld)",
 			   o->realfd, (long long)st.st_size, (long long)ws);
 		grew = wtio_ftruncate(o->wf, st.st_size) == 0;
 	}
-	BUSY_LEAVE();
 	return grew;
 }
 
@@ -586,7 +572,7 @@ int shim_demote_fd(int fd, const char *why)
 	struct shim_ofd *o;
 
 	shim_resolve();
-	if (shim_busy || shim_vfork_child() || !(o = fd_get(fd)))
+	if (shim_vfork_child() || !(o = fd_get(fd)))
 		return 0;
 	if (__atomic_load_n(&o->inode->passthrough, __ATOMIC_RELAXED)) {
 		ofd_put(o);

@@ -108,7 +108,7 @@ int shim_flush_fd(int fd)
 	struct shim_ofd *o;
 	int ret;
 
-	if (shim_busy || !(o = fd_get(fd)))
+	if (!(o = fd_get(fd)))
 		return 0;
 	ret = ofd_flush(o, false);
 	ofd_put(o);
@@ -187,7 +187,7 @@ static void clone_source(int fd)
 {
 	struct shim_ofd *o;
 
-	if (shim_busy || !(o = fd_get(fd)))
+	if (!(o = fd_get(fd)))
 		return;
 	ofd_flush(o, false);
 	inode_around(o->inode, NULL, NULL, false);
@@ -250,9 +250,7 @@ static int fionread(struct shim_ofd *o, int *out)
 		pthread_mutex_unlock(&o->pos_lock);
 		return 0;
 	}
-	BUSY_ENTER();
 	size = wtio_file_size(o->wf);
-	BUSY_LEAVE();
 	*out = size > o->pos ? (int)(size - o->pos > INT32_MAX ? INT32_MAX :
 				     size - o->pos) : 0;
 	pthread_rwlock_unlock(&o->io_lock);
@@ -271,7 +269,7 @@ SHIM_API int ioctl(int fd, unsigned long req, ...)
 	c.arg = va_arg(ap, unsigned long);
 	va_end(ap);
 	shim_resolve();
-	if (shim_busy || shim_vfork_child())
+	if (shim_vfork_child())
 		return real_ioctl(fd, req, c.arg);
 	cls = classify(req);
 	if (cls == C_FLUSH_ALL) {

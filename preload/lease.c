@@ -47,7 +47,6 @@ static void *lease_thread(void *arg)
 	struct timespec poll = { .tv_sec = 0, .tv_nsec = 200 * 1000 * 1000 };
 
 	(void)arg;
-	shim_busy = 1;		/* every call of this thread is the shim's */
 	sigemptyset(&set);
 	sigaddset(&set, SHIM_LEASE_SIG);
 	pthread_mutex_lock(&thr_lock);
@@ -56,10 +55,8 @@ static void *lease_thread(void *arg)
 	pthread_mutex_unlock(&thr_lock);
 	for (;;) {
 		(void)sigtimedwait(&set, &si, &poll);
-		shim_busy = 0;
 		shim_demote_where(DEMOTE_BROKEN,
 				  "lease broken (another open or truncate of the file)");
-		shim_busy = 1;
 	}
 	return NULL;
 }
@@ -144,7 +141,7 @@ static void demote_rights(const struct msghdr *msg)
 {
 	struct cmsghdr *c;
 
-	if (!msg || !msg->msg_control || shim_busy)
+	if (!msg || !msg->msg_control)
 		return;
 	for (c = CMSG_FIRSTHDR((struct msghdr *)msg); c;
 	     c = CMSG_NXTHDR((struct msghdr *)msg, c)) {

@@ -28,17 +28,6 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 	int fd, kflags = flags, saved;
 
 	shim_resolve();
-	if (shim_busy) {
-		/* libwtio opening a served file: its descriptor must be the
-		 * program's description (one description per leased file) */
-		if (shim_handoff_fd >= 0) {
-			fd = real.fcntl(shim_handoff_fd, F_DUPFD_CLOEXEC, 3);
-			shim_handoff_fd = -1;
-			return fd;
-		}
-		fd = shim_unpark(dirfd, path, flags);
-		return fd >= 0 ? fd : real.openat(dirfd, path, flags, mode);
-	}
 	shim_init();
 	if (shim_cfg.disabled || (flags & (O_PATH | O_DIRECTORY)) ||
 	    (flags & __O_TMPFILE) == __O_TMPFILE)
@@ -190,9 +179,9 @@ SHIM_API int close(int fd)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.close(fd);
-	/* From inside libwtio (its O_DIRECT descriptor) or the shim: a
-	 * descriptor of its own, which must not drop the program's locks. */
-	return close_fd(fd, shim_busy);
+	/* libwtio's own closes come through shim_close_internal (its
+	 * system call table, real.c), never here */
+	return close_fd(fd, false);
 }
 
 /* newfd is about to be replaced: forget what the table knew of it. */
@@ -272,8 +261,7 @@ SHIM_API int dup3(int oldfd, int newfd, int flags)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.dup3(oldfd, newfd, flags);
-	if (!shim_busy)
-		release_newfd(oldfd, newfd);
+	release_newfd(oldfd, newfd);
 	r = real.dup3(oldfd, newfd, flags);
 	if (r < 0)
 		return r;
@@ -391,8 +379,6 @@ SHIM_API int fcntl(int fd, int cmd, ...)
 	arg = va_arg(ap, void *);
 	va_end(ap);
 	shim_resolve();
-	if (shim_busy)
-		return real.fcntl(fd, cmd, arg);
 	return shim_fcntl(fd, cmd, arg);
 }
 
@@ -441,7 +427,7 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 	if (!next)
 		next = (__typeof__(next))dlsym(RTLD_NEXT, "close_range");
 	/* CLOSE_RANGE_CLOEXEC (4) closes nothing now */
-	if (!(flags & 4) && !shim_busy && !shim_vfork_child())
+	if (!(flags & 4) && !shim_vfork_child())
 		for (fd = first; fd <= last && fd <= top; fd++) {
 			struct shim_ofd *o = fd_remove((int)fd);
 

@@ -12,7 +12,6 @@
 #include "sys.h"
 
 struct real_fns real;
-__thread int shim_busy;
 
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
 static bool sys_ok;

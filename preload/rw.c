@@ -79,7 +79,6 @@ static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
 				  WTIO_DONTCACHE;
 	if (use_pos)
 		off = o->pos;
-	BUSY_ENTER();
 	if (write) {
 		if (append) {
 			/* one appender at a time per description, and the size
@@ -98,17 +97,10 @@ static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
 		r = wtio_preadv(o->wf, iov, cnt, off, wflags);
 		/* A short read: the file may have grown outside the cache
 		 * (a forked child, a passthrough peer). Look once. */
-		if (r >= 0 && (size_t)r < iov_len(iov, cnt)) {
-			BUSY_LEAVE();
-			if (ofd_guard_size(o)) {
-				BUSY_ENTER();
-				r = wtio_preadv(o->wf, iov, cnt, off, wflags);
-				BUSY_LEAVE();
-			}
-			BUSY_ENTER();
-		}
+		if (r >= 0 && (size_t)r < iov_len(iov, cnt) &&
+		    ofd_guard_size(o))
+			r = wtio_preadv(o->wf, iov, cnt, off, wflags);
 	}
-	BUSY_LEAVE();
 	if (write && r > 0)	/* the kernel moves the mtime: so do we */
 		atomic_store(&o->times_kept, false);
 	if (r > 0 && use_pos)
@@ -130,7 +122,7 @@ static ssize_t rw(int fd, const struct iovec *iov, int cnt, off_t off,
 	ssize_t r;
 
 	*passthrough = false;
-	if (shim_busy || !(o = fd_get(fd))) {
+	if (!(o = fd_get(fd))) {
 		*passthrough = true;
 		return 0;
 	}
@@ -282,7 +274,7 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 	int err;
 
 	shim_resolve();
-	if (shim_busy || !(o = fd_get(fd)))
+	if (!(o = fd_get(fd)))
 		return real.lseek(fd, off, whence);
 	pthread_mutex_lock(&o->pos_lock);
 	pthread_rwlock_rdlock(&o->io_lock);

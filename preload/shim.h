@@ -108,12 +108,6 @@ extern struct real_fns real;
 void shim_resolve(void);
 bool shim_sys_ok(void);		/* false: libwtio's table was refused */
 
-/* True while this thread is inside wtio or the shim's own bookkeeping:
- * every interposed call then goes straight to the real function. */
-extern __thread int shim_busy;
-#define BUSY_ENTER() (shim_busy++)
-#define BUSY_LEAVE() (shim_busy--)
-
 /* ---- config.c ---- */
 struct shim_config {
 	unsigned int default_flags;	/* WTIO_* of every write */
@@ -212,10 +206,10 @@ int shim_flush_fd(int fd);
 /* After wtio's last write to o's file: put back the times the program
  * set, if it wrote nothing since (the kernel's write-back keeps them). */
 void shim_times_restore(struct shim_ofd *o);
-/* The program has an io_uring (caller: the return address of the call
- * that showed it, to tell libwtio's own rings apart; NULL: the program's):
- * every file passes through from now on. */
-void shim_ring_seen(const char *why, const void *caller);
+/* The program has an io_uring: every file passes through from now on.
+ * (libwtio's own rings are set up through its table, src/sys.h, and never
+ * reach the interposers.) */
+void shim_ring_seen(const char *why);
 /* open.c: the open everything funnels into (syscall's SYS_open*). */
 int shim_openat(int dirfd, const char *path, int flags, mode_t mode);
 bool ofd_guard_size(struct shim_ofd *o);
@@ -253,13 +247,15 @@ int shim_close_own(int fd);
 void shim_lock_prog_close(int fd);
 void shim_lock_range_closed(unsigned int first, unsigned int last);
 bool shim_locks_any(void);
-/* An open by libwtio (shim_busy): a parked descriptor to reuse, or -1. */
+/* An open by libwtio (shim_lib_open): a parked descriptor to reuse, or
+ * -1. */
 int shim_unpark(int dirfd, const char *path, int flags);
 void shim_locks_atfork_prepare(void);
 void shim_locks_atfork_parent(void);
 void shim_locks_atfork_child(void);
-/* open.c: close a served or passthrough descriptor the shim opened for
- * itself (truncate by path, freopen's probe): as close(), but parked. */
+/* open.c: close a descriptor the shim opened for itself (freopen's
+ * probe) or libwtio did (it is libwtio's close, see real.c): as close(),
+ * but parked. */
 int shim_close_internal(int fd);
 
 /* errno helpers: wtio returns -errno, libc calls set errno. */

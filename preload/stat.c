@@ -29,7 +29,7 @@ static int do_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 		r = real.fstatat(dirfd, path, st, flags);
 	else
 		r = (int)syscall(SYS_newfstatat, dirfd, path, st, flags);
-	if (r == 0 && !shim_busy)
+	if (r == 0)
 		fix(st);
 	return r;
 }
@@ -43,9 +43,9 @@ static int do_fstat(int fd, struct stat *st)
 		r = real.fstat(fd, st);
 	else
 		r = (int)syscall(SYS_fstat, fd, st);
-	/* only descriptors the table knows: wtio's own threads fstat
-	 * their backing descriptors and must not wait on the registry */
-	if (r == 0 && !shim_busy && fd_is_served(fd))
+	/* only descriptors the table knows: no other one is served, and
+	 * the registry's lock is not taken for them */
+	if (r == 0 && fd_is_served(fd))
 		fix(st);
 	return r;
 }
@@ -129,7 +129,7 @@ SHIM_API int statx(int dirfd, const char *path, int flags, unsigned int mask,
 		r = real.statx(dirfd, path, flags, mask, stx);
 	else
 		r = (int)syscall(SYS_statx, dirfd, path, flags, mask, stx);
-	if (r == 0 && !shim_busy && (stx->stx_mask & STATX_SIZE) &&
+	if (r == 0 && (stx->stx_mask & STATX_SIZE) &&
 	    (stx->stx_mask & STATX_INO) && S_ISREG(stx->stx_mode) &&
 	    shim_inode_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
 			    stx->stx_ino, &size))

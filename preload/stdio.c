@@ -105,7 +105,7 @@ SHIM_API FILE *fopen(const char *path, const char *mode)
 	FILE *f;
 
 	shim_resolve();
-	if (shim_busy || !path || !mode || mode_flags(mode, &flags))
+	if (!path || !mode || mode_flags(mode, &flags))
 		return real.fopen(path, mode);
 	shim_init();
 	if (shim_cfg.disabled)
@@ -133,7 +133,7 @@ SHIM_API FILE *fdopen(int fd, const char *mode)
 	int flags;
 
 	shim_resolve();
-	if (!shim_busy && fd_is_served(fd) && mode &&
+	if (fd_is_served(fd) && mode &&
 	    !mode_flags(mode, &flags))
 		return cookie_stream(fd, mode);
 	return real.fdopen(fd, mode);
@@ -147,7 +147,7 @@ SHIM_API FILE *freopen(const char *path, const char *mode, FILE *stream)
 
 	shim_resolve();
 	f = real.freopen(path, mode, stream);
-	if (!f || shim_busy)
+	if (!f)
 		return f;
 	/* the stream's descriptor was opened inside libc: if the table
 	 * knew that number it is stale now */

@@ -22,13 +22,11 @@
 		long r_ = 0;						\
 		bool done_ = false;					\
 		shim_resolve();						\
-		if (!shim_busy && (o_ = fd_get(fd))) {			\
+		if ((o_ = fd_get(fd))) {				\
 			pthread_rwlock_rdlock(&o_->io_lock);		\
 			if (o_->wf) {					\
 				struct wtio_file *wf = o_->wf;		\
-				BUSY_ENTER();				\
 				r_ = (body);				\
-				BUSY_LEAVE();				\
 				done_ = true;				\
 			}						\
 			pthread_rwlock_unlock(&o_->io_lock);		\
@@ -74,7 +72,7 @@ SHIM_API void sync(void)
 
 SHIM_API int ftruncate(int fd, off_t len)
 {
-	struct shim_ofd *o = shim_busy ? NULL : fd_get(fd);
+	struct shim_ofd *o = fd_get(fd);
 
 	if (o) {	/* a truncate moves the mtime, as a write does */
 		atomic_store(&o->times_kept, false);
@@ -123,7 +121,7 @@ static int around_fd(int fd, struct real_call *c, long *ret)
 	struct shim_ofd *o;
 
 	shim_resolve();
-	if (shim_busy || !(o = fd_get(fd)))
+	if (!(o = fd_get(fd)))
 		return 0;
 	*ret = inode_around(o->inode, do_real, c, false);
 	ofd_put(o);
@@ -193,10 +191,8 @@ struct mover {
 static ssize_t move(struct mover *m)
 {
 	shim_resolve();
-	if (!shim_busy) {
-		shim_demote_fd(m->fd_in, "a kernel copy reads it");
-		shim_demote_fd(m->fd_out, "a kernel copy writes it");
-	}
+	shim_demote_fd(m->fd_in, "a kernel copy reads it");
+	shim_demote_fd(m->fd_out, "a kernel copy writes it");
 	switch (m->kind) {
 	case MV_COPY:
 		return real.copy_file_range(m->fd_in, m->off_in, m->fd_out,
@@ -248,7 +244,7 @@ SHIM_API void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	struct shim_ofd *o;
 
 	shim_resolve();
-	if (!shim_busy && !(flags & MAP_ANONYMOUS) && (o = fd_get(fd))) {
+	if (!(flags & MAP_ANONYMOUS) && (o = fd_get(fd))) {
 		if (o->wf)
 			ofd_demote(o);
 		ofd_put(o);

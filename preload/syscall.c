@@ -47,15 +47,6 @@ static long raw6(long n, long a, long b, long c, long d, long e, long f)
 	return fn(n, a, b, c, d, e, f);
 }
 
-/* Was the call made by code inside this library (libwtio's own rings)? */
-static bool from_shim(const void *ra)
-{
-	Dl_info a, b;
-
-	return dladdr(ra, &a) && dladdr((void *)&from_shim, &b) &&
-	       a.dli_fbase == b.dli_fbase;
-}
-
 /*
  * The program has an io_uring. Its submissions name descriptors in shared
  * memory the kernel reads (with SQPOLL, without any system call), so the
@@ -65,10 +56,10 @@ static bool from_shim(const void *ra)
  */
 static atomic_bool ring_seen;
 
-void shim_ring_seen(const char *why, const void *caller)
+void shim_ring_seen(const char *why)
 {
 	if (atomic_load_explicit(&ring_seen, memory_order_relaxed) ||
-	    shim_busy || shim_vfork_child() || (caller && from_shim(caller)))
+	    shim_vfork_child())
 		return;
 	if (atomic_exchange(&ring_seen, true))
 		return;
@@ -111,12 +102,9 @@ static void fix_statx(struct statx *stx)
 }
 
 /* A stat by path, or of a descriptor with AT_EMPTY_PATH and "": only a
- * descriptor the table knows is looked up (libwtio's threads stat their
- * own O_DIRECT descriptors and must not wait on the registry). */
+ * descriptor the table knows is looked up (no other one is served). */
 static bool stat_wanted(int dirfd, const char *path, int flags)
 {
-	if (shim_busy)
-		return false;
 	if ((flags & AT_EMPTY_PATH) && path && !*path)
 		return fd_is_served(dirfd);
 	return true;
@@ -136,7 +124,7 @@ static long do_openat2(int dirfd, const char *path,
 	long fd;
 
 	shim_init();
-	if (shim_busy || shim_cfg.disabled || !how ||
+	if (shim_cfg.disabled || !how ||
 	    size < sizeof(*how) || size > sizeof(buf))
 		return raw6(SYS_openat2, dirfd, (long)path, (long)how,
 			    (long)size, 0, 0);
@@ -167,7 +155,7 @@ static long do_clone(long flags, long stack, long a, long b, long c)
 {
 	if (!(flags & ~(long)CSIGNAL) && !stack)
 		return fork();
-	if (!(flags & CLONE_VM) && !shim_busy && !shim_vfork_child())
+	if (!(flags & CLONE_VM) && !shim_vfork_child())
 		shim_flush_all(false);
 	return raw6(SYS_clone, flags, stack, a, b, c, 0);
 }
@@ -282,7 +270,7 @@ SHIM_API long syscall(long n, ...)
 	case SYS_fstat: {
 		long r = raw6(n, a0, a1, 0, 0, 0, 0);
 
-		if (r == 0 && !shim_busy && fd_is_served(I(a0)))
+		if (r == 0 && fd_is_served(I(a0)))
 			fix_stat(P(a1));
 		return r;
 	}
@@ -292,7 +280,7 @@ SHIM_API long syscall(long n, ...)
 	case SYS_lstat: {
 		long r = raw6(n, a0, a1, 0, 0, 0, 0);
 
-		if (r == 0 && !shim_busy)
+		if (r == 0)
 			fix_stat(P(a1));
 		return r;
 	}
@@ -312,15 +300,13 @@ SHIM_API long syscall(long n, ...)
 		return r;
 	}
 	case SYS_io_submit:
-		if (!shim_busy)
-			aio_submit_check(a1, P(a2));
+		aio_submit_check(a1, P(a2));
 		break;
 	case SYS_io_uring_setup: {
 		long r = raw6(n, a0, a1, 0, 0, 0, 0);
 
 		if (r >= 0)
-			shim_ring_seen("io_uring_setup",
-				       __builtin_return_address(0));
+			shim_ring_seen("io_uring_setup");
 		return r;
 	}
 	case SYS_io_uring_enter:
@@ -328,7 +314,7 @@ SHIM_API long syscall(long n, ...)
 		/* a ring this process did not set up through here (inherited,
 		 * passed over a socket, or made with raw instructions) */
 		shim_ring_seen(n == SYS_io_uring_enter ? "io_uring_enter" :
-			       "io_uring_register", __builtin_return_address(0));
+			       "io_uring_register");
 		break;
 	case SYS_exit_group:
 		/* the exit interposers write everything back */
@@ -338,7 +324,7 @@ SHIM_API long syscall(long n, ...)
 		return execve(P(a0), P(a1), P(a2));
 #endif
 	case SYS_execveat:
-		if (!shim_busy && !shim_vfork_child())
+		if (!shim_vfork_child())
 			shim_flush_all(false);
 		break;
 #ifdef SYS_fork
@@ -356,8 +342,7 @@ SHIM_API long syscall(long n, ...)
 #ifdef SYS_clone3
 	case SYS_clone3:
 		/* struct clone_args starts with the u64 flags */
-		if (a0 && !(*(uint64_t *)a0 & CLONE_VM) && !shim_busy &&
-		    !shim_vfork_child())
+		if (a0 && !(*(uint64_t *)a0 & CLONE_VM) && !shim_vfork_child())
 			shim_flush_all(false);
 		break;
 #endif
