@@ -46,7 +46,6 @@ struct io_uring_params;
 	X(int, dup3, (int, int, int))					\
 	X(int, fcntl, (int, int, ...))					\
 	X(int, fstat, (int, struct stat *))				\
-	X(int, stat, (const char *, struct stat *))			\
 	X(off_t, lseek, (int, off_t, int))				\
 	X(int, ftruncate, (int, off_t))					\
 	X(int, fallocate, (int, int, off_t, off_t))			\
@@ -54,7 +53,6 @@ struct io_uring_params;
 	X(int, fdatasync, (int))					\
 	X(ssize_t, read, (int, void *, size_t))				\
 	X(ssize_t, write, (int, const void *, size_t))			\
-	X(ssize_t, pwrite, (int, const void *, size_t, off_t))		\
 	X(ssize_t, preadv2, (int, const struct iovec *, int, off_t, int)) \
 	X(ssize_t, pwritev2, (int, const struct iovec *, int, off_t, int)) \
 	X(int, ioctl, (int, unsigned long, ...))			\
@@ -96,7 +94,6 @@ int wtio_sys_set(const struct wtio_sys *table);
 #define wtio_sys_dup3(...)	(wtio_sys_tab.dup3(__VA_ARGS__))
 #define wtio_sys_fcntl(...)	(wtio_sys_tab.fcntl(__VA_ARGS__))
 #define wtio_sys_fstat(...)	(wtio_sys_tab.fstat(__VA_ARGS__))
-#define wtio_sys_stat(...)	(wtio_sys_tab.stat(__VA_ARGS__))
 #define wtio_sys_lseek(...)	(wtio_sys_tab.lseek(__VA_ARGS__))
 #define wtio_sys_ftruncate(...)	(wtio_sys_tab.ftruncate(__VA_ARGS__))
 #define wtio_sys_fallocate(...)	(wtio_sys_tab.fallocate(__VA_ARGS__))
@@ -104,7 +101,6 @@ int wtio_sys_set(const struct wtio_sys *table);
 #define wtio_sys_fdatasync(...)	(wtio_sys_tab.fdatasync(__VA_ARGS__))
 #define wtio_sys_read(...)	(wtio_sys_tab.read(__VA_ARGS__))
 #define wtio_sys_write(...)	(wtio_sys_tab.write(__VA_ARGS__))
-#define wtio_sys_pwrite(...)	(wtio_sys_tab.pwrite(__VA_ARGS__))
 #define wtio_sys_preadv2(...)	(wtio_sys_tab.preadv2(__VA_ARGS__))
 #define wtio_sys_pwritev2(...)	(wtio_sys_tab.pwritev2(__VA_ARGS__))
 #define wtio_sys_ioctl(...)	(wtio_sys_tab.ioctl(__VA_ARGS__))
