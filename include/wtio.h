@@ -135,9 +135,9 @@ void wtio_config_init(struct wtio_config *cfg);
 int wtio_ctx_create(const struct wtio_config *cfg, struct wtio_ctx **ctxp);
 
 /*
- * Destroy a context. Every file must be closed first (-EBUSY otherwise,
- * and nothing is destroyed), and every queue destroyed. -EINVAL for a
- * NULL ctx.
+ * Destroy a context. Every file must be closed and every queue
+ * (wtio_queue_create) destroyed first: -EBUSY otherwise, and nothing is
+ * destroyed. -EINVAL for a NULL ctx.
  */
 int wtio_ctx_destroy(struct wtio_ctx *ctx);
 

@@ -96,6 +96,7 @@ struct wtio_ctx {
 	pthread_mutex_t inodes_lock;
 	struct wtio_inode *inodes;
 	uint64_t nr_files;
+	uint64_t nr_queues;		/* wtio_queue_create's, not destroyed */
 	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */
 	struct wtio_file *all_files;	/* every handle, freed with the ctx */
 

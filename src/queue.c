@@ -130,6 +130,10 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 		if (ret)
 			goto out_free;
 	}
+	/* Counted so that wtio_ctx_destroy refuses while it exists. */
+	pthread_mutex_lock(&ctx->inodes_lock);
+	ctx->nr_queues++;
+	pthread_mutex_unlock(&ctx->inodes_lock);
 	*queuep = q;
 	return 0;
 
@@ -143,8 +147,11 @@ out_free:
 
 WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 {
+	struct wtio_ctx *ctx;
+
 	if (!q)
 		return -EINVAL;
+	ctx = q->ctx;
 	pthread_mutex_lock(&q->lock);
 	while (q->in_io)
 		pthread_cond_wait(&q->done_cond, &q->lock);
@@ -156,6 +163,10 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	pthread_cond_destroy(&q->done_cond);
 	free(q->cqes);
 	free(q);
+	/* Last: from here on the context may be destroyed. */
+	pthread_mutex_lock(&ctx->inodes_lock);
+	ctx->nr_queues--;
+	pthread_mutex_unlock(&ctx->inodes_lock);
 	return 0;
 }
 

@@ -199,7 +199,9 @@ WTIO_EXPORT int wtio_ctx_destroy(struct wtio_ctx *ctx)
 	if (!ctx)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->inodes_lock);
-	if (ctx->nr_files) {
+	/* A queue keeps a channel of the backend and calls into the
+	 * context until it is destroyed. */
+	if (ctx->nr_files || ctx->nr_queues) {
 		pthread_mutex_unlock(&ctx->inodes_lock);
 		return -EBUSY;
 	}
