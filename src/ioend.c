@@ -311,9 +311,12 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			 * and only their first io_nr_vecs entries are read. */
 			io = malloc(sizeof(*io));
 			if (!io) {
-				/* Give the blocks back as failed. */
-				folio->ifs_dirty |= run & redirty;
-				wtio_folio_set_flag(folio, FOLIO_ERROR);
+				/* Failed as an I/O of them would have: the
+				 * blocks to give back stay dirty (marked
+				 * failed), a write-through writer's own are
+				 * invalidated, since it is told its write
+				 * failed and the disk does not have them. */
+				folio_write_failed(folio, run, run & redirty);
 				wtio_inode_record_error(inode, -ENOMEM);
 				wtio_wbc_set_error(wbc, -ENOMEM);
 				continue;

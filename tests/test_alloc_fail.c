@@ -639,6 +639,50 @@ static void sc_write(const struct scen *sc)
 	finish();
 }
 
+/*
+ * A write-through write over clean, durable data that fails: what the
+ * cache then serves of its range is what the disk has. The writer was
+ * told its write failed, so a byte of it that never reached the disk
+ * must not be readable (an ioend that could not be allocated once left
+ * the writer's new bytes cached and uptodate).
+ */
+static void sc_write_wt_clean(const struct scen *sc)
+{
+	const uint64_t off = 5000, len = 3 * 4096 + 777;
+	uint64_t dsize = 0, o;
+	ssize_t r;
+	int id;
+
+	mk_ctx(sc);
+	prepare();
+	durable("fsync before the window", wtio_fsync(file), true);
+	check_cache("before the window");
+	id = E.next_id;
+	arm(cur_n);
+	r = do_write(off, len, sc->wflags);
+	disarm();
+	if (r != (ssize_t)len && !read_disk(path, &dsize)) {
+		memcpy(buf, rbuf, off + len);	/* the disk's bytes */
+		if (wtio_pread(file, rbuf, len, (off_t)off, 0) !=
+		    (ssize_t)len) {
+			failf("pread after the failed write-through write");
+		} else {
+			for (o = off; o < off + len; o++) {
+				if (rbuf[o - off] == buf[o] ||
+				    rbuf[o - off] != pat(id, o))
+					continue;
+				failf("write-through write returned %zd; byte "
+				      "%llu reads 0x%02x (its new value) through "
+				      "the cache, the disk has 0x%02x", r,
+				      (unsigned long long)o, rbuf[o - off],
+				      buf[o]);
+				break;
+			}
+		}
+	}
+	finish();
+}
+
 static void sc_atomic(const struct scen *sc)
 {
 	struct wtio_file_info fi;
@@ -1048,6 +1092,8 @@ static const struct scen scens[] = {
 	{ .name = "write_wt", .run = sc_write, .wflags = WTIO_WRITETHROUGH },
 	{ .name = "write_wt_64k", .run = sc_write, .wflags = WTIO_WRITETHROUGH,
 	  .folio_size = 65536 },
+	{ .name = "write_wt_clean", .run = sc_write_wt_clean,
+	  .wflags = WTIO_WRITETHROUGH },
 	{ .name = "write_noserial", .run = sc_write, .wflags = WTIO_WRITETHROUGH | WTIO_NOSERIAL },
 	{ .name = "write_dontcache", .run = sc_write, .wflags = WTIO_DONTCACHE },
 	{ .name = "write_wt_dontcache", .run = sc_write, .wflags = WTIO_WRITETHROUGH | WTIO_DONTCACHE },
