@@ -45,7 +45,7 @@ struct wtio_inode {
 	 */
 	_Atomic int64_t disk_size_lb;
 	_Atomic int32_t nr_dio_extending;
-	_Atomic int32_t extend_gate;
+	_Atomic int32_t extend_gate;	/* size changes in progress */
 	pthread_mutex_t extend_lock;
 	pthread_cond_t extend_cond;
 

@@ -46,6 +46,12 @@ int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
  * its page cache: a direct write that extended the file while it waited
  * is zeroed (found as 1 MiB of zeros where an ioend had written). So no
  * write that may move the end is in flight while the size grows.
+ *
+ * The gate counts the size changes in progress, waiting ones included:
+ * several run at once under a shared i_rwsem (DSYNC writers, fsync), and
+ * while one waits in cond_wait another may finish. Were the gate a flag,
+ * that one would lower it under the waiter: extending writes would pass
+ * again, and the last one's end, seeing no gate, would not wake it.
  */
 int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 			     bool wait_io)
@@ -55,7 +61,7 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 	pthread_mutex_lock(&inode->extend_lock);
 	if (size < atomic_load(&inode->disk_size_lb))
 		atomic_store(&inode->disk_size_lb, size);
-	atomic_store(&inode->extend_gate, 1);
+	atomic_fetch_add(&inode->extend_gate, 1);
 	while (wait_io && atomic_load(&inode->nr_dio_extending))
 		pthread_cond_wait(&inode->extend_cond, &inode->extend_lock);
 	ret = wtio_io_set_size(&inode->ctx->io, inode->fd, size);
@@ -65,8 +71,8 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 		 * reserved there for appends (reserve.c). */
 		wtio_reserve_clamp(inode, size);
 	}
-	atomic_store(&inode->extend_gate, 0);
-	pthread_cond_broadcast(&inode->extend_cond);
+	if (atomic_fetch_sub(&inode->extend_gate, 1) == 1)
+		pthread_cond_broadcast(&inode->extend_cond);
 	pthread_mutex_unlock(&inode->extend_lock);
 	return ret;
 }
