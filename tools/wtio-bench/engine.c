@@ -5,8 +5,6 @@
 #include "engine.h"
 #include "raidtarget.h"
 
-bool wtio_queue_api_available(void);
-
 const struct engine_ops *engine_pick(const struct mode_def *m,
 				     const struct job_opts *job,
 				     const char **why)
@@ -22,10 +20,9 @@ const struct engine_ops *engine_pick(const struct mode_def *m,
 	if (m->family == FAMILY_WTIO) {
 		if (job->iodepth <= 1 || job->rw == RW_CREATE)
 			return &engine_wtio_sync;
-		if (!wtio_queue_api_available()) {
-			*why = "iodepth > 1 needs wtio_queue_*, not in this libwtio";
+		if (engine_wtio_queue.available &&
+		    !engine_wtio_queue.available(why))
 			return NULL;
-		}
 		return &engine_wtio_queue;
 	}
 

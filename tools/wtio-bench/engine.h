@@ -104,6 +104,9 @@ struct thread_ctx {
 
 struct engine_ops {
 	const char *name;
+	/* NULL: always usable. Else false (and *why set) where this build
+	 * or the library it runs on cannot serve the engine. */
+	bool (*available)(const char **why);
 	int (*mode_init)(struct trial *tr);
 	void (*mode_exit)(struct trial *tr);
 	int (*open_file)(struct trial *tr, struct bfile *f);

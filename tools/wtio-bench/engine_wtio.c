@@ -24,11 +24,13 @@
 #pragma weak wtio_queue_pread
 #pragma weak wtio_queue_reap
 
-bool wtio_queue_api_available(void);
-bool wtio_queue_api_available(void)
+static bool wq_available(const char **why)
 {
-	return wtio_queue_create && wtio_queue_destroy && wtio_queue_pwrite &&
-	       wtio_queue_pread && wtio_queue_reap;
+	if (wtio_queue_create && wtio_queue_destroy && wtio_queue_pwrite &&
+	    wtio_queue_pread && wtio_queue_reap)
+		return true;
+	*why = "iodepth > 1 needs wtio_queue_*, not in this libwtio";
+	return false;
 }
 
 static int w_mode_init(struct trial *tr)
@@ -215,6 +217,7 @@ const struct engine_ops engine_wtio_sync = {
 
 const struct engine_ops engine_wtio_queue = {
 	.name = "wtio-queue",
+	.available = wq_available,
 	.mode_init = w_mode_init,
 	.mode_exit = w_mode_exit,
 	.open_file = w_open_file,
