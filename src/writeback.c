@@ -70,6 +70,17 @@ static void wb_async_done(struct wtio_wb_ctl *wbc)
 	atomic_fetch_sub(&ctx->wb_chan_users, 1);
 }
 
+/* Before sleeping: never hold writeback that only this thread's
+ * reaping can end (the I/O goes to this thread's ring). */
+static void wb_end_own(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur)
+{
+	if (*cur) {
+		wtio_ioend_submit(wbc, *cur);
+		*cur = NULL;
+	}
+	wtio_ioend_reap_all(wbc);
+}
+
 int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			 enum wtio_wb_mode mode, uint64_t nr_to_write,
 			 uint64_t expired_before)
@@ -126,13 +137,7 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			if (!wtio_folio_trylock(f)) {
 				if (mode != WB_SYNC)
 					goto skip;
-				/* Never sleep holding writeback that only
-				 * this thread's reaping can end. */
-				if (cur) {
-					wtio_ioend_submit(wbc, cur);
-					cur = NULL;
-				}
-				wtio_ioend_reap_all(wbc);
+				wb_end_own(wbc, &cur);
 				wtio_folio_lock(f);
 			}
 			if (atomic_load(&f->inode) != inode)
@@ -140,6 +145,8 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			if (wtio_folio_test(f, FOLIO_WRITEBACK)) {
 				if (mode != WB_SYNC)
 					goto unlock;
+				/* Its writer may be waiting for ours. */
+				wb_end_own(wbc, &cur);
 				wtio_folio_wait_writeback(f);
 			}
 			if (!wtio_folio_test(f, FOLIO_DIRTY))
