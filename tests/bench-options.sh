@@ -73,6 +73,21 @@ bad "unexpected argument" stray
 bad "need --xfs-loop" --stripe=64k,4
 bad "is not SU,SW" --xfs-loop --stripe=64k
 bad "not a writable directory" --directory=/nonexistent/dir
+# Values strtoull/strtod would take but no user means: refused, not wrapped or defaulted.
+bad "is not a size" "--size= -1"
+bad "is not auto, off or a size" "--mem-limit= -1"
+bad "is not a number from 1 to 4096" "--iodepth= 4"
+bad "is not a time" --runtime=nan
+bad "is not a time" --ramp_time=nan
+bad "is not a time" --runtime=0x10
+good --runtime=.5 --time_based
+# Empty list entries, as --numjobs refuses them.
+bad "has an empty entry" --modes=kernel-buffered,,wtio-writeback
+bad "has an empty entry" --modes=wtio-writeback,
+bad "has an empty entry" --output-format=json,,csv
+# A flag given a value names the flag.
+bad "option '--dry-run' takes no value" --dry-run=1
+bad "option '--progress' takes no value" --progress=1
 # A suite's presets with a bad override are refused too.
 bad "exclude each other" --suite=table2 --file_append
 
@@ -86,6 +101,14 @@ else
 	echo "note: this directory reports no direct I/O alignment; --bs check not exercised"
 fi
 good --bs=3000 --size=3000k --modes=kernel-buffered,wtio-writeback
+
+# --json=FILE that cannot be written fails before the run, not after it.
+err=$("$B" --no-progress --json=/nonexistent/dir/r.json --rw=write --bs=4k --size=4k \
+	--modes=wtio-writeback --mem-limit=off 2>&1); rc=$?
+if [ $rc -ne 2 ] || ! grep -q -- "--json: /nonexistent/dir/r.json" <<<"$err" ||
+   grep -q "numjobs=" <<<"$err"; then
+	echo "FAIL: --json to an unwritable path: exit $rc (want 2, before any mode): $err"; fail=1
+fi
 
 # --help and --list-* exit 0 and print something.
 "$B" --help | grep -q -- "--sync_file_range" || { echo "FAIL: --help"; fail=1; }

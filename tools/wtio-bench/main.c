@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 	}
 
 	int rc = 0;
-	FILE *out = stdout;
+	FILE *out = stdout, *jf = NULL;
 	if (o.output) {
 		out = fopen(o.output, "w");
 		if (!out) {
@@ -125,9 +125,21 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* --json=FILE opened now: a path that cannot be written fails before the run, not after. */
+	if (o.json_path && !o.dry_run) {
+		jf = fopen(o.json_path, "w");
+		if (!jf) {
+			fprintf(stderr, "wtio-bench: --json: %s: %s\n", o.json_path, strerror(errno));
+			rc = EXIT_USAGE;
+			goto done;
+		}
+	}
+
 	/* Where the target is known already; else after --xfs-loop made it. */
-	if (!o.xfs_loop && check_bs(ex, er, n))
-		return EXIT_USAGE;
+	if (!o.xfs_loop && check_bs(ex, er, n)) {
+		rc = EXIT_USAGE;
+		goto done;
+	}
 	if (o.dry_run) {
 		if (o.formats & FMT_NORMAL) {
 			fprintf(out, "wtio-bench plan%s%s: %d experiment(s) in %s\n",
@@ -249,7 +261,8 @@ int main(int argc, char **argv)
 		json_path = auto_json;
 	}
 	if (json_path) {
-		FILE *jf = fopen(json_path, "w");
+		if (!jf)
+			jf = fopen(json_path, "w");
 		if (!jf) {
 			fprintf(stderr, "wtio-bench: cannot write %s: %s\n", json_path, strerror(errno));
 			if (!rc)
@@ -257,6 +270,7 @@ int main(int argc, char **argv)
 		} else {
 			output_json(jf, er, n, &meta);
 			fclose(jf);
+			jf = NULL;
 			char cwd[512];
 			if (json_path[0] != '/' && getcwd(cwd, sizeof(cwd)))
 				fprintf(stderr, "\nwtio-bench: JSON result written to %s/%s\n", cwd, json_path);
@@ -266,6 +280,10 @@ int main(int argc, char **argv)
 	}
 	cleanup_all(o.keep_files);
 done:
+	if (jf) {
+		fclose(jf);
+		unlink(o.json_path);	/* opened, nothing measured into it */
+	}
 	if (out != stdout)
 		fclose(out);
 	results_free(er, n);

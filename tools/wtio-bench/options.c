@@ -57,6 +57,13 @@ const char *size_str(uint64_t v, char *buf, size_t len)
 
 #define BAD(...) do { snprintf(err, errlen, __VA_ARGS__); return -1; } while (0)
 
+/* "a,,b", ",a", "a,": strtok would skip the empty entry without a word. */
+static bool has_empty_entry(const char *list)
+{
+	size_t n = strlen(list);
+	return !n || list[0] == ',' || list[n - 1] == ',' || strstr(list, ",,");
+}
+
 /* "1,2,4": every entry a number from 1 to MAX_JOBS, none empty. */
 static int cb_numjobs(const struct opt_def *d, void *base, const char *val,
 		      char *err, size_t errlen)
@@ -94,6 +101,8 @@ static int cb_modes(const struct opt_def *d, void *base, const char *val,
 	int n = 0;
 	(void)d;
 
+	if (*val && has_empty_entry(val))
+		BAD("--modes: '%s' has an empty entry (a list is kernel-buffered,wtio-writeback)", val);
 	snprintf(tmp, sizeof(tmp), "%s", val);
 	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
 		int m = mode_find(t);
@@ -189,6 +198,8 @@ static int cb_output_format(const struct opt_def *d, void *base, const char *val
 	char tmp[128], *save = NULL;
 	(void)d;
 
+	if (*val && has_empty_entry(val))
+		BAD("--output-format: '%s' has an empty entry (a list is normal,json)", val);
 	snprintf(tmp, sizeof(tmp), "%s", val);
 	o->formats = 0;
 	for (char *t = strtok_r(tmp, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
@@ -549,6 +560,8 @@ void options_parse(int argc, char **argv, struct bench_opts *o)
 		if (c == 'h')
 			c = 1000 + (int)(row("help") - opt_table);
 		if (c == '?') {
+			if (optopt >= 1000 && optopt < 1000 + NR_OPTS)
+				die_usage("option '--%s' takes no value", opt_table[optopt - 1000].name);
 			if (optopt)
 				die_usage("unknown option '-%s'", (char[]){ (char)optopt, 0 });
 			die_usage("unknown option '%s'", argv[optind - 1]);

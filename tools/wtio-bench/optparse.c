@@ -19,7 +19,7 @@ int parse_size(const char *s, uint64_t *out)
 {
 	char *end;
 	errno = 0;
-	if (!s || !*s || *s == '-')
+	if (!s || !isdigit((unsigned char)*s))	/* strtoull takes " -1" */
 		return -1;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || end == s)
@@ -52,7 +52,7 @@ int parse_uint(const char *s, unsigned long long max, unsigned long long *out)
 {
 	char *end;
 	errno = 0;
-	if (!s || !*s || *s == '-')
+	if (!s || !isdigit((unsigned char)*s))
 		return -1;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (errno || *end || v > max)
@@ -66,10 +66,11 @@ static int parse_time(const char *s, double *out)
 {
 	char *end;
 	errno = 0;
-	if (!s || !*s || *s == '-')
+	/* Decimal only: strtod also takes "nan", "inf", "0x10" and blanks. */
+	if (!s || (!isdigit((unsigned char)*s) && *s != '.') || strpbrk(s, "xX"))
 		return -1;
 	double v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	if (errno || end == s || !(v >= 0))
 		return -1;
 	if (!strcmp(end, "") || !strcmp(end, "s"))
 		;

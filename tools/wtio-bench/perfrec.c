@@ -4,6 +4,7 @@
  * starts from where the time goes. perf attaches to this process by pid
  * (every thread, those started later included).
  */
+#include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -47,8 +48,18 @@ pid_t perfrec_start(const char *out)
 	 * header once it has; a loaded machine can take a second or more. */
 	struct stat st;
 	for (int i = 0; p > 0 && i < 100; i++) {
+		int ws;
 		if (!stat(out, &st) && st.st_size > 0)
 			break;
+		/* A perf that cannot record (no permission, no perf for this
+		 * kernel) exits at once: say so, rather than a silent run. */
+		if (waitpid(p, &ws, WNOHANG) == p) {
+			fprintf(stderr, "wtio-bench: --perf: perf record -g -p %s -o %s failed (%s %d); "
+				"no profile of this trial\n", pid, out,
+				WIFEXITED(ws) ? "exit status" : "signal",
+				WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+			return -1;
+		}
 		usleep(50000);
 	}
 	if (p > 0)
@@ -63,6 +74,6 @@ void perfrec_stop(pid_t pid)
 	if (pid <= 0)
 		return;
 	kill(pid, SIGINT);
-	while (waitpid(pid, &st, 0) < 0)
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 }
