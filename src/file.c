@@ -12,6 +12,7 @@
 #include "size.h"
 #include "flush_queue.h"
 #include "sync.h"
+#include "writeback.h"
 #include "inode_table.h"
 #include "inode_folios.h"
 #include "errseq.h"
@@ -109,6 +110,26 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	return 0;
 }
 
+/*
+ * The block holding an unaligned new end, while dirty, is written back
+ * whole later, by a flusher after the size is set: the backing file would
+ * grow past it again (a block tail of zeros) until fsync or close. Write
+ * it now and wait for any writeback in flight on it (a flusher's, started
+ * before the cut), so that the backing file keeps the size once truncate
+ * returns, until a write dirties that block. An I/O error leaves the
+ * block dirty and failed, as any writeback's: fsync retries it, reports
+ * the error and fixes the size. File lock held exclusive.
+ */
+static void settle_end_block(struct wtio_inode *inode, int64_t size)
+{
+	int64_t start = size & ~(int64_t)(inode->block_size - 1);
+
+	if (start == size)
+		return;
+	wtio_writeback_range(inode, start, size, WB_SYNC, 0, 0);
+	wtio_wait_writeback_range(inode, start, size);
+}
+
 int wtio_file_truncate(struct wtio_file *file, off_t length)
 {
 	struct wtio_inode *inode = file->inode;
@@ -131,6 +152,7 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	}
 	if (size < wtio_inode_size(inode))
 		wtio_inode_cut_cache(inode, size);
+	settle_end_block(inode, size);
 	atomic_store(&inode->size_ahead, 0);
 	ret = wtio_inode_set_disk_size(inode, size, true);
 	/* The cache is authoritative even if the backing file refused: the
