@@ -88,8 +88,11 @@ struct wtio_config {
 	uint32_t max_io_size;
 	/* Largest sequential readahead window, at most cache_size / 4
 	 * (-EINVAL above). Default 128 KiB, or cache_size / 4 when that is
-	 * smaller. 0 means the default; WTIO_CONFIG_NO_READAHEAD in flags
-	 * turns readahead off whatever the value. */
+	 * smaller. 0 means the default, and so does 128 KiB itself (what
+	 * wtio_config_init sets; the two cannot be told apart): in a cache
+	 * under 512 KiB it too becomes cache_size / 4 rather than -EINVAL.
+	 * WTIO_CONFIG_NO_READAHEAD in flags turns readahead off whatever
+	 * the value. */
 	uint32_t readahead_max;
 	/* One of enum wtio_backend. */
 	uint32_t backend;

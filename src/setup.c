@@ -85,7 +85,10 @@ static int config_check(struct wtio_config *c)
 	if (c->flags & WTIO_CONFIG_NO_READAHEAD)
 		c->readahead_max = 0;
 	/* The default window fits any cache the minimum allows: a quarter
-	 * of a small cache (an explicit larger value stays an error). */
+	 * of a small cache (an explicit larger value stays an error, but
+	 * for 128 KiB itself, which cannot be told from the default: a
+	 * sentinel set by wtio_config_init would change what its callers
+	 * read back and clamp themselves). */
 	if (c->readahead_max == d.readahead_max &&
 	    c->readahead_max > c->cache_size / 4)
 		c->readahead_max = (uint32_t)(c->cache_size / 4);

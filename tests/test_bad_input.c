@@ -182,6 +182,17 @@ int main(void)
 	cfg.cache_size = 16 * 4096;
 	cfg.readahead_max = 8 * 4096;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	/* 128 KiB is the default's value: taken as the default (a quarter
+	 * of this cache), not refused; one block more is refused. */
+	wtio_config_init(&cfg);
+	cfg.folio_size = 4096;
+	cfg.cache_size = 16 * 4096;
+	cfg.readahead_max = 128u << 10;
+	CHECK_OK(wtio_ctx_create(&cfg, &bad));
+	CHECK_OK(wtio_ctx_destroy(bad));
+	bad = NULL;
+	cfg.readahead_max = (128u << 10) + 4096;
+	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
 	wtio_config_init(&cfg);
 	cfg.dirty_ratio = 91;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
