@@ -427,6 +427,24 @@ t_ctx_create_or_skip(const struct wtio_config *cfg)
 	return ctx;
 }
 
+/* wtio_ctx_create(cfg) for one backend of several a test runs over:
+ * NULL, with the reason printed, when that backend cannot run here
+ * (the test goes on with the others); any other error fails it. */
+static inline struct wtio_ctx *t_ctx_create_backend(const struct wtio_config *cfg,
+						   const char *name)
+{
+	struct wtio_ctx *ctx = NULL;
+	int ret = wtio_ctx_create(cfg, &ctx);
+
+	if (ret == -EOPNOTSUPP || ret == -ENOSYS || ret == -EPERM) {
+		printf("SKIP: %s backend unavailable (%s)\n", name,
+		       strerror(-ret));
+		return NULL;
+	}
+	CHECKF(ret == 0, "wtio_ctx_create (%s): %s", name, strerror(-ret));
+	return ctx;
+}
+
 /* A context with a given folio size and budget (in folios). */
 static inline struct wtio_ctx *t_ctx(uint32_t folio_size, uint64_t nr_folios,
 				     uint32_t backend)

@@ -23,18 +23,13 @@ static int run(uint32_t backend, const char *name)
 	struct wtio_file *f;
 	struct wtio_cqe cqe[2];
 	const char *path;
-	int ret;
 
 	wtio_config_init(&cfg);
 	cfg.cache_size = 1u << 20;
 	cfg.backend = backend;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP || ret == -ENOSYS || ret == -EPERM) {
-		printf("SKIP: %s backend unavailable (%s)\n", name,
-		       strerror(-ret));
+	ctx = t_ctx_create_backend(&cfg, name);
+	if (!ctx)
 		return T_EXIT_SKIP;
-	}
-	CHECK_OK(ret);
 	CHECK_OK(wtio_queue_create(ctx, 4, &q));
 
 	/* A queue and no open file: refused, nothing destroyed. */

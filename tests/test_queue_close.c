@@ -53,17 +53,13 @@ static int run(uint32_t backend, const char *name, const char *path)
 	struct wtio_file *f;
 	struct wtio_cqe cqe[DEPTH];
 	unsigned int r, i, late = 0;
-	int ret, n;
+	int n;
 
 	wtio_config_init(&cfg);
 	cfg.backend = backend;
-	ret = wtio_ctx_create(&cfg, &ctx);
-	if (ret == -EOPNOTSUPP || ret == -ENOSYS || ret == -EPERM) {
-		printf("SKIP: %s backend unavailable (%s)\n", name,
-		       strerror(-ret));
+	ctx = t_ctx_create_backend(&cfg, name);
+	if (!ctx)
 		return T_EXIT_SKIP;
-	}
-	CHECK_OK(ret);
 	CHECK_OK(wtio_queue_create(ctx, DEPTH, &q));
 	for (r = 0; r < ROUNDS; r++) {
 		CHECK_OK(wtio_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC, 0644,
