@@ -42,6 +42,12 @@ done
 good --repeat=3 --mem-limit=off
 good --repeat=1 --mem-limit=auto --perf
 [ "$(id -u)" = 0 ] && good --mem-limit=512M
+# A limit below a kernel mode's own allocations would get wtio-bench killed in the cgroup.
+if [ "$(id -u)" = 0 ]; then
+	bad "is below what job's kernel modes allocate at numjobs=1" --mem-limit=16M --bs=1M --iodepth=64
+	bad "allocate at numjobs=256" --mem-limit=16M --numjobs=1,256
+	good --mem-limit=16M --bs=1M --iodepth=64 --modes=wtio-writeback
+fi
 good --readwrite=randread
 good --output-format=json,csv
 good --output-format=normal,terse

@@ -74,6 +74,46 @@ static int check_bs(struct experiment *ex, struct exp_result *er, int n)
 	return 0;
 }
 
+/*
+ * --mem-limit=SIZE against what a kernel mode's trial allocates inside the
+ * cgroup: a limit below it has the kernel kill wtio-bench there (exit 137,
+ * no output, files and cgroup left behind). Measured peaks (kernel-direct,
+ * no page cache): about 0.5M, 64-80K a thread, bs plus 4-5K a request;
+ * the estimate is above each. Returns 0 or -1.
+ */
+static uint64_t mem_needed(unsigned int nj, const struct job_opts *j)
+{
+	return (4ull << 20) + (uint64_t)nj * (128u << 10) +
+		(uint64_t)nj * j->iodepth * (j->bs + (8u << 10));
+}
+
+static int check_mem_limit(const struct bench_opts *o, struct experiment *ex, int n)
+{
+	char b1[32], b2[32];
+
+	if (o->mem_policy != MEM_SIZE || o->raid.level)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		const struct job_opts *j = &ex[i].job;
+		bool kernel = false;
+		for (int m = 0; m < j->nr_modes; m++)
+			kernel |= mode_table[j->modes[m]].family == FAMILY_KERNEL;
+		for (int k = 0; kernel && k < j->nr_numjobs; k++) {
+			uint64_t need = mem_needed(j->numjobs[k], j);
+			if (o->mem_limit >= need)
+				continue;
+			need = (need + (1u << 20) - 1) >> 20 << 20;
+			fprintf(stderr, "wtio-bench: --mem-limit=%s is below what %s's kernel modes "
+				"allocate at numjobs=%u (threads and numjobs x iodepth x bs of I/O "
+				"buffers: about %s); the kernel would kill wtio-bench in its cgroup\n"
+				"Try 'wtio-bench --help'.\n", size_str(o->mem_limit, b1, sizeof(b1)),
+				ex[i].name, j->numjobs[k], size_str(need, b2, sizeof(b2)));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_opts o;
@@ -91,6 +131,10 @@ int main(int argc, char **argv)
 	int n = experiments_build(&o, &ex, err, sizeof(err));
 	if (n < 0) {
 		fprintf(stderr, "wtio-bench: %s\nTry 'wtio-bench --help'.\n", err);
+		return EXIT_USAGE;
+	}
+	if (check_mem_limit(&o, ex, n)) {
+		free(ex);
 		return EXIT_USAGE;
 	}
 	meta_fill(&meta, argc, argv, o.suite);
