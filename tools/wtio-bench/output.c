@@ -126,8 +126,9 @@ static void setup_lines(FILE *f, const struct exp_result *er, const struct run_m
 	else
 		fprintf(f, "kernel modes unlimited: NOT an equal-memory comparison (%s)\n",
 			m->mem_note[0] ? m->mem_note : "no kernel mode ran in a cgroup");
-	if (m->stripe[0])
-		fprintf(f, "  filesystem made with stripe %s\n", m->stripe);
+	if (m->stripe[0])	/* --raid and --md-raid say their own geometry */
+		fprintf(f, m->xfs_loop ? "  filesystem made with stripe %s\n" : "  target: %s\n",
+			m->stripe);
 	if (geo && geo->stripe_unit)
 		fprintf(f, "  stripe geometry in use by wtio: su=%s sw=%u (from %s)%s\n",
 			size_str(geo->stripe_unit, b1, sizeof(b1)),

@@ -71,11 +71,11 @@ int bench_raid_setup(const struct raid_spec *rs, bool su_stripe,
 	for (k = 0; k < rs->disks; k++)
 		cleanup_add_file(raid_member_path(vol, k));
 	su_is_stripe = su_stripe;
-	snprintf(desc, desclen, "raid%u,%u,%lluk su=%llu,sw=%llu", rs->level,
-		 rs->disks, (unsigned long long)rs->chunk >> 10,
-		 (unsigned long long)(su_stripe ? raid_stripe_width(vol) :
-				      rs->chunk),
-		 (unsigned long long)raid_stripe_width(vol));
+	/* Not mkfs's su=,sw=: no filesystem is made on it. The unit wtio
+	 * cuts at is in the header's "stripe geometry in use" line. */
+	snprintf(desc, desclen, "user-space raid%u,%u,%lluk (stripe %lluk)",
+		 rs->level, rs->disks, (unsigned long long)rs->chunk >> 10,
+		 (unsigned long long)raid_stripe_width(vol) >> 10);
 	fprintf(stderr, "wtio-bench: --raid: user-space RAID-%u over %u "
 		"member files in %s (%s), chunk %llu KiB, stripe %llu KiB; "
 		"wtio's stripe unit %s. Kernel modes cannot run on it.\n",
