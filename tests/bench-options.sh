@@ -91,6 +91,11 @@ good --runtime=.5 --time_based
 bad "has an empty entry" --modes=kernel-buffered,,wtio-writeback
 bad "has an empty entry" --modes=wtio-writeback,
 bad "has an empty entry" --output-format=json,,csv
+# File names that cannot differ would make several files one.
+bad "has no \$filenum" --filename_format=fixed --nrfiles=4
+bad "has no \$jobnum" --filename_format='x.$filenum' --per-job-files --numjobs=2
+good --filename_format=fixed
+good --filename_format='x.$filenum' --per-job-files --numjobs=1 --nrfiles=2
 # A flag given a value names the flag.
 bad "option '--dry-run' takes no value" --dry-run=1
 bad "option '--progress' takes no value" --progress=1

@@ -499,6 +499,14 @@ int job_check(const struct job_opts *job, char *err, size_t errlen)
 			maxnj = job->numjobs[i];
 	if (job->per_job_files && (uint64_t)maxnj * job->nrfiles > 65536)
 		BAD("--numjobs x --nrfiles: too many files");
+	/* Names that cannot differ would make the files one, counted as many. */
+	if (job->rw != RW_CREATE && job->nrfiles > 1 && !strstr(job->filename_format, "$filenum"))
+		BAD("--filename_format '%s' has no $filenum: the %u files of --nrfiles would be one",
+		    job->filename_format, job->nrfiles);
+	if (job->rw != RW_CREATE && job->per_job_files && maxnj > 1 &&
+	    !strstr(job->filename_format, "$jobnum"))
+		BAD("--filename_format '%s' has no $jobnum: --per-job-files' jobs would share files",
+		    job->filename_format);
 	return 0;
 }
 
