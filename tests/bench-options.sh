@@ -60,6 +60,9 @@ bad "needs a value" --rw
 bad "unknown mode 'kernel-bogus'" --modes=kernel-buffered,kernel-bogus
 bad "unknown suite" --suite=nope
 bad "is not none or dsync" --sync=osync
+bad "fio's '1' is O_SYNC" --sync=1
+bad "fio's 'sync' is O_SYNC" --sync=sync
+good --sync=0
 bad "is not one of auto, psync, libaio, io_uring, null" --ioengine=spdk
 bad "is not a number from 1 to 4096" --iodepth=0
 bad "is not a number from 1 to 256" --numjobs=1,x

@@ -126,8 +126,11 @@ static int cb_sync(const struct opt_def *d, void *base, const char *val,
 
 	if (!strcmp(val, "none") || !strcmp(val, "0"))
 		job->dsync = false;
-	else if (!strcmp(val, "dsync") || !strcmp(val, "1"))
+	else if (!strcmp(val, "dsync"))
 		job->dsync = true;
+	else if (!strcmp(val, "sync") || !strcmp(val, "1"))	/* fio: O_SYNC */
+		BAD("--sync: fio's '%s' is O_SYNC, which wtio-bench does not do: "
+		    "--sync=dsync is O_DSYNC", val);
 	else
 		BAD("--sync: '%s' is not none or dsync", val);
 	return 0;
