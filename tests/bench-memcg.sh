@@ -87,6 +87,28 @@ for sig in INT TERM; do
 	left $pid "SIG$sig mid-run"
 done
 
+# 2b. --perf: perf is not the kernel mode's: it runs outside the cgroup. A
+# stand-in perf notes its memory cgroup, writes its -o file and waits.
+mkdir -p "$dir/bin"
+cat >"$dir/bin/perf" <<'SHEOF'
+#!/bin/sh
+while [ $# -gt 1 ]; do [ "$1" = -o ] && out=$2; shift; done
+grep memory /proc/self/cgroup | head -1 >"$PERF_CG_NOTE"
+echo data >"$out"
+trap 'exit 0' INT
+while :; do sleep 0.05; done
+SHEOF
+chmod +x "$dir/bin/perf"
+Babs=$(readlink -f "$B")	# the run is in $dir: perf's files go to the current directory
+(cd "$dir" && PATH="$dir/bin:$PATH" PERF_CG_NOTE="$dir/perfcg" "$Babs" --directory="$dir" \
+	--no-progress --perf --rw=randwrite --bs=4k --size=4M --io_size=1M \
+	--modes=kernel-buffered >/dev/null 2>"$dir/err")
+if grep -q "wtio-bench\." "$dir/perfcg" 2>/dev/null || [ ! -s "$dir/perfcg" ]; then
+	echo "FAIL: --perf: perf ran in the kernel mode's cgroup (or not at all): $(cat "$dir/perfcg" "$dir/err" 2>&1)"
+	fail=1
+fi
+rm -rf "$dir/bin" "$dir"/perf-*.data "$dir/perfcg"
+
 # 3. --mem-limit=off: said plainly.
 "$B" --directory="$dir" --no-progress --mem-limit=off --rw=randwrite --bs=4k --size=1M \
 	--io_size=64k --modes=kernel-buffered >"$dir/out" 2>"$dir/err" ||

@@ -207,6 +207,27 @@ int memcg_leave(void)
 	return err;
 }
 
+int memcg_expel_self(void)
+{
+	char me[24];
+	int n = 0;
+	unsigned int v = (unsigned int)getpid();
+
+	if (!version || !inside)
+		return 0;
+	/* No snprintf after fork: digits by hand. */
+	do
+		me[n++] = (char)('0' + v % 10);
+	while ((v /= 10) && n < 23);
+	for (int i = 0; i < n / 2; i++) {
+		char t = me[i];
+		me[i] = me[n - 1 - i];
+		me[n - 1 - i] = t;
+	}
+	me[n] = 0;
+	return put(home_procs, me);
+}
+
 uint64_t memcg_peak(void)
 {
 	uint64_t v = 0;

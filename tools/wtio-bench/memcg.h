@@ -24,6 +24,10 @@ const char *memcg_path(void);
 int memcg_enter(uint64_t limit);
 /* Move the process back where it was. Returns 0 or a negative errno. */
 int memcg_leave(void);
+/* Move the calling process alone (a helper just forked, such as perf)
+ * back where wtio-bench came from, so the cgroup charges only the trial.
+ * Async-signal-safe; 0 or a negative errno. */
+int memcg_expel_self(void);
 /* Peak use since the last memcg_enter (0 if unknown). */
 uint64_t memcg_peak(void);
 /* Leave and remove the cgroup (idempotent). */

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "memcg.h"
 #include "perfrec.h"
 
 static bool perf_found(void)
@@ -41,6 +42,9 @@ pid_t perfrec_start(const char *out)
 	unlink(out);	/* the wait below looks for the new file */
 	pid_t p = fork();
 	if (p == 0) {
+		/* perf's memory and its file's page cache are not the trial's:
+		 * out of a kernel mode's memory cgroup before it allocates. */
+		memcg_expel_self();
 		execlp("perf", "perf", "record", "-g", "-q", "-p", pid, "-o", out, (char *)NULL);
 		_exit(127);
 	}
