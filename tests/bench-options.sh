@@ -124,6 +124,18 @@ if [ $rc -ne 2 ] || ! grep -q -- "--json: /nonexistent/dir/r.json" <<<"$err" ||
 	echo "FAIL: --json to an unwritable path: exit $rc (want 2, before any mode): $err"; fail=1
 fi
 
+# A file that does not fit says so (a short write once said a stale ENOENT).
+if [ "$(id -u)" = 0 ] && small=$(mktemp -d "${TMPDIR:-/tmp}/bench-full.XXXXXX"); then
+	if mount -t tmpfs -o size=1536k tmpfs "$small" 2>/dev/null; then
+		out=$("$B" --no-progress --directory="$small" --rw=randread --bs=4k --size=4M \
+			--modes=kernel-buffered --mem-limit=off 2>&1)
+		grep -q "prepare .*No space left on device" <<<"$out" ||
+			{ echo "FAIL: a file larger than its filesystem: $out"; fail=1; }
+		umount "$small"
+	fi
+	rmdir "$small"
+fi
+
 # --help and --list-* exit 0 and print something.
 "$B" --help | grep -q -- "--sync_file_range" || { echo "FAIL: --help"; fail=1; }
 "$B" --list-modes | grep -q "wtio-writethrough-noserial" || { echo "FAIL: --list-modes"; fail=1; }

@@ -148,8 +148,11 @@ static int fill_file(const char *path, uint64_t size)
 	for (uint64_t off = 0; off < size && !bench_interrupted; off += chunk) {
 		size_t n = size - off < chunk ? (size_t)(size - off) : chunk;
 		buf[0] = (char)(off >> 20);
-		if (pwrite(fd, buf, n, (off_t)off) != (ssize_t)n) {
-			ret = -errno ? -errno : -EIO;
+		ssize_t w = pwrite(fd, buf, n, (off_t)off);
+		if (w != (ssize_t)n) {
+			/* A short write sets no errno (a stale one said ENOENT): the
+			 * filesystem is full. */
+			ret = w < 0 ? -errno : -ENOSPC;
 			goto out;
 		}
 	}
