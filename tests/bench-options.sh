@@ -68,6 +68,7 @@ bad "is not a number from 1 to 4096" --iodepth=0
 bad "is not a number from 1 to 256" --numjobs=1,x
 bad "has an empty entry" --numjobs=1,,2
 bad "has an empty entry" --numjobs=1,
+bad "has 2 twice" --numjobs=1,2,2
 bad "is not a number from 1 to 64" --repeat=0
 bad "is not auto, off or a size" --mem-limit=lots
 bad "is not a time" --runtime=ten

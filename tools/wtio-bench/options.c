@@ -84,6 +84,9 @@ static int cb_numjobs(const struct opt_def *d, void *base, const char *val,
 			BAD("--numjobs: '%s' is not a number from 1 to %d (or a list: 1,2,4)", t, MAX_JOBS);
 		if (n == MAX_NUMJOBS)
 			BAD("--numjobs: at most %d values", MAX_NUMJOBS);
+		for (int k = 0; k < n; k++)	/* two cells of one name in every table */
+			if (job->numjobs[k] == u)
+				BAD("--numjobs: '%s' has %llu twice", val, u);
 		job->numjobs[n++] = (unsigned int)u;
 		if (!c)
 			break;
