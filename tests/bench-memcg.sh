@@ -65,8 +65,10 @@ PYEOF
 fi
 left $pid "normal end"
 
-# 2. SIGINT and SIGTERM mid-run, while a kernel mode is inside the cgroup.
-for sig in INT TERM; do
+# 2. SIGINT and SIGTERM mid-run, while a kernel mode is inside the cgroup;
+# and SIGINT twice at once, as timeout(1) sends it (to the child and to its
+# process group): still one interruption, with its cleanup.
+for sig in INT TERM INT2; do
 	"$B" --directory="$dir" --no-progress --rw=randwrite --bs=4k --size=8M \
 		--runtime=20 --time_based --modes=kernel-buffered,wtio-writeback \
 		>"$dir/out" 2>"$dir/err" &
@@ -80,7 +82,7 @@ for sig in INT TERM; do
 		sleep 0.1
 	done
 	[ $inside = 1 ] || { echo "FAIL: SIG$sig: the kernel mode never entered its cgroup"; fail=1; }
-	kill -$sig $pid
+	if [ $sig = INT2 ]; then kill -INT $pid; kill -INT $pid; else kill -$sig $pid; fi
 	wait $pid; rc=$?
 	[ $rc = 130 ] || { echo "FAIL: SIG$sig: exit $rc, want 130: $(tail -3 "$dir/err")"; fail=1; }
 	grep -q interrupted "$dir/out" || { echo "FAIL: SIG$sig: no interrupted row"; fail=1; }
