@@ -33,11 +33,10 @@ int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
 	atomic_store(&inode->size_ahead, 0);
 	if (st.st_size == size)
 		return 0;
-	/* The backing file only grows between the fstat and the ftruncate
-	 * (our writes completing), so this stays a shrink: nothing to
-	 * zero, nothing to wait for. */
-	return wtio_inode_set_disk_size(inode, size,
-					wait_io && size > st.st_size);
+	/* A shrink waits out extending direct writes as a growth does: one
+	 * completing after the ftruncate would leave the file longer than
+	 * the size just set, past disk_size_lb's promise. */
+	return wtio_inode_set_disk_size(inode, size, wait_io);
 }
 
 /*
@@ -64,7 +63,15 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 	atomic_fetch_add(&inode->extend_gate, 1);
 	while (wait_io && atomic_load(&inode->nr_dio_extending))
 		pthread_cond_wait(&inode->extend_cond, &inode->extend_lock);
-	ret = wtio_io_set_size(&inode->ctx->io, inode->fd, size);
+	/* A caller that cannot wait (a completion thread) changes nothing
+	 * while an extending write is in flight: the size stays as the
+	 * direct writes leave it until fsync or close make it exact. The
+	 * gate was raised first, so a write that counted itself after this
+	 * load sees the gate and waits (the pairing in dio_write_begin). */
+	if (!wait_io && atomic_load(&inode->nr_dio_extending))
+		ret = -EAGAIN;
+	else
+		ret = wtio_io_set_size(&inode->ctx->io, inode->fd, size);
 	if (!ret) {
 		atomic_store(&inode->disk_size_lb, size);
 		/* Nothing lies past the new size: give back what was
@@ -74,7 +81,7 @@ int wtio_inode_set_disk_size(struct wtio_inode *inode, int64_t size,
 	if (atomic_fetch_sub(&inode->extend_gate, 1) == 1)
 		pthread_cond_broadcast(&inode->extend_cond);
 	pthread_mutex_unlock(&inode->extend_lock);
-	return ret;
+	return ret == -EAGAIN ? 0 : ret;
 }
 
 bool wtio_inode_dio_write_begin(struct wtio_inode *inode, int64_t off,
@@ -110,8 +117,13 @@ void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
 	int64_t lb = atomic_load_explicit(&inode->disk_size_lb,
 					  memory_order_relaxed);
 
-	/* A completed direct write leaves the file at least this long. */
-	while (res > 0 && end > lb &&
+	/* A completed extending write leaves the file at least this long:
+	 * no size change ran while it was in flight (they wait for it). A
+	 * write that began inside the bound must not raise it: a shrink may
+	 * have cut the file under it since, and a bound above the real end
+	 * would let a later extending write skip the gate while the size
+	 * grows, to have its bytes zeroed by XFS. */
+	while (extending && res > 0 && end > lb &&
 	       !atomic_compare_exchange_weak(&inode->disk_size_lb, &lb, end))
 		;
 	if (!extending)
