@@ -241,6 +241,10 @@ int main(int argc, char **argv)
 			die("final region mismatch at", i * REG + k);
 		}
 	if (memcmp(all + L, shadow[NW], tail_size)) die("final tail", 0);
+	free(all);
+	close(fd);
+	for (int i = 0; i <= NW; i++)
+		free(shadow[i]);
 	printf("ok folio %u cache %llu backend %d\n", folio, (unsigned long long)cache, backend);
 	return 0;
 }
