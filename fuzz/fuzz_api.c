@@ -130,10 +130,12 @@ static unsigned write_flags(struct in *in, int *bad)
 	*bad = 0;
 	if ((b & 0xc0) == 0xc0) {
 		*bad = -EINVAL;
-		return b & 0x20 ? (1u << (6 + (b & 15))) | f : WTIO_NOSERIAL | (f & ~WTIO_WRITETHROUGH);
+		return b & 0x20 ? (1u << (7 + (b & 15))) | f : WTIO_NOSERIAL | (f & ~WTIO_WRITETHROUGH);
 	}
 	if ((b & WTIO_NOSERIAL) && (f & WTIO_WRITETHROUGH))
 		f |= WTIO_NOSERIAL;
+	if (b & 0x10)
+		f |= WTIO_ADAPTIVE;
 	return f;
 }
 
@@ -303,7 +305,7 @@ static void op_handles(struct in *in)
 		EXPECT(wtio_open(ctx, path, O_RDWR, 0, 0, NULL), -EINVAL);
 		EXPECT(wtio_open(NULL, path, O_RDWR, 0, 0, &f2), -EINVAL);
 		EXPECT(wtio_open(ctx, "", O_RDWR, 0, 0, &f2), -ENOENT);
-		EXPECT(wtio_open(ctx, path, O_RDWR, 0, 1u << (6 + take(in, 1) % 26), &f2), -EINVAL);
+		EXPECT(wtio_open(ctx, path, O_RDWR, 0, 1u << (7 + take(in, 1) % 25), &f2), -EINVAL);
 		EXPECT(wtio_open(ctx, path, O_RDWR, 0, WTIO_NOSERIAL, &f2), -EINVAL);
 		break;
 	case 3: /* a second handle of the same file shares the cache */

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 #define WTIO_VERSION_MAJOR 0
-#define WTIO_VERSION_MINOR 1
+#define WTIO_VERSION_MINOR 2
 
 /* Version of the library actually loaded at run time. */
 int wtio_version_major(void);
@@ -125,6 +125,9 @@ struct wtio_config {
  * price: after a crash the file may end in zeros past the last write;
  * fsync and close still make its size exact. Off by default. */
 #define WTIO_CONFIG_SIZE_AHEAD (1u << 3)
+/* Every write of the context's files is adaptive, as if it carried
+ * WTIO_ADAPTIVE (since 0.2). */
+#define WTIO_CONFIG_ADAPTIVE (1u << 4)
 
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);
@@ -169,7 +172,15 @@ const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
 #define WTIO_ATOMIC		(1u << 4)
 /* Return -EAGAIN instead of blocking. */
 #define WTIO_NOWAIT		(1u << 5)
-#define WTIO_ALL_FLAGS		((1u << 6) - 1)
+/* Adaptive (since 0.2): written back while the context's dirty data is
+ * under the background threshold; once a write-back writer would be
+ * throttled, written through from the caller's thread instead (as with
+ * WTIO_WRITETHROUGH: its I/O error is this call's), until dirty data is
+ * back under the background threshold. The same guarantees as
+ * write-back; with WTIO_WRITETHROUGH or WTIO_ATOMIC it has no effect;
+ * with WTIO_NOSERIAL (and neither of those) -EINVAL. */
+#define WTIO_ADAPTIVE		(1u << 6)
+#define WTIO_ALL_FLAGS		((1u << 7) - 1)
 
 /*
  * Open path through ctx. oflags: O_RDONLY, O_WRONLY or O_RDWR, plus
@@ -282,7 +293,8 @@ int wtio_file_info(struct wtio_file *file, struct wtio_file_info *info);
  * A write submitted with WTIO_WRITETHROUGH is copied into the cache and
  * its I/O started before submit returns, so the caller may reuse the
  * buffer at once; its completion carries the byte count or the error.
- * A write without WTIO_WRITETHROUGH (write-back), an untorn write
+ * So is a WTIO_ADAPTIVE write that submit sends write-through. A
+ * write-back write (an adaptive one included), an untorn write
  * (WTIO_ATOMIC) and a read are done before submit returns and complete
  * at once. A read's buffer must stay
  * valid until its completion is reaped.
@@ -352,6 +364,8 @@ struct wtio_stats {
 	uint64_t stripe_splits;		/* I/Os cut at a stripe unit boundary */
 	uint64_t dropbehind_folios;	/* folios dropped by WTIO_DONTCACHE */
 	uint64_t atomic_writes;		/* untorn writes completed */
+	/* Since 0.2 (a program built against 0.1 gets the fields above). */
+	uint64_t adaptive_writethrough;	/* adaptive writes written through */
 };
 
 /* Fill *st with the context's counters. Returns 0, or -EINVAL for a NULL

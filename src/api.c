@@ -18,6 +18,7 @@
 #include "file.h"
 #include "read.h"
 #include "write.h"
+#include "write_iter.h"
 #include "sync.h"
 
 /* Flags whose behaviour this build implements. The others are defined in
@@ -108,6 +109,8 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 		return -EBADF;
 	*flags |= write ? file->default_flags :
 		(file->default_flags & WTIO_READ_FLAGS);
+	if (write && (file->inode->ctx->cfg.flags & WTIO_CONFIG_ADAPTIVE))
+		*flags |= WTIO_ADAPTIVE;
 	ret = check_flags(*flags, write ? WTIO_ALL_FLAGS : WTIO_READ_FLAGS);
 	if (ret)
 		return ret;
@@ -139,6 +142,10 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 		if (ret)
 			return ret;
 	}
+	/* Checked: an adaptive write picks its mode now, once, for the
+	 * synchronous and the queued calls alike. */
+	if (write && len)
+		*flags = wtio_write_adapt(file->inode, *flags);
 	return len;
 }
 

@@ -14,7 +14,8 @@ struct wtio_file;
 ssize_t wtio_file_write(struct wtio_file *file, const struct iovec *iov,
 			int iovcnt, off_t off, unsigned int flags);
 /* Checks shared by the synchronous and queued calls: total length, or a
- * negative errno. Adds the handle's default flags to *flags. */
+ * negative errno. Adds the handle's default flags to *flags, and for an
+ * adaptive write WTIO_WRITETHROUGH when it goes write-through. */
 ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 		      int iovcnt, off_t off, unsigned int *flags, bool write);
 

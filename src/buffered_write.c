@@ -79,7 +79,9 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 		wtio_writeback_range(inode, off, off + (off_t)w.done, WB_ASYNC,
 				     0, 0);
 	} else {
-		wtio_balance_dirty(ctx, nowait);
+		/* An adaptive writer never sleeps here: if it would, its
+		 * next write goes write-through (wtio_write_adapt). */
+		wtio_balance_dirty(ctx, nowait || (flags & WTIO_ADAPTIVE));
 	}
 	if (!dsync)
 		return (ssize_t)w.done;

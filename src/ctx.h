@@ -71,6 +71,8 @@ struct wtio_ctx {
 	_Atomic int64_t nr_writeback;
 	int64_t dirty_background_folios;
 	int64_t dirty_limit_folios;
+	/* Adaptive writes go write-through now (write_iter.c). */
+	_Atomic bool adaptive_through;
 	pthread_mutex_t wb_lock;
 	pthread_cond_t wb_cond;		/* flushers sleep here */
 	pthread_cond_t throttle_cond;	/* throttled writers sleep here */

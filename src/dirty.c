@@ -135,6 +135,12 @@ uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
 	return dropped;
 }
 
+bool wtio_dirty_would_throttle(struct wtio_ctx *ctx)
+{
+	/* wtio_balance_dirty's own test for putting a writer to sleep. */
+	return wtio_nr_dirty_cleanable(ctx) > ctx->dirty_limit_folios;
+}
+
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 {
 	int64_t dirty = wtio_nr_dirty_cleanable(ctx);

@@ -19,6 +19,9 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio);
 /* Take a dirty folio off the dirty list (truncate); folio locked. */
 void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 			     struct wtio_folio *folio);
+/* Would wtio_balance_dirty put a writer to sleep now? (The adaptive
+ * mode writes through instead.) One cheap look, no lock. */
+bool wtio_dirty_would_throttle(struct wtio_ctx *ctx);
 /* Throttle a writer that dirtied data (balance_dirty_pages). */
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
 /* Cache full of data whose write-back failed: drop it (the error stays

@@ -112,7 +112,8 @@ static int config_check(struct wtio_config *c)
 	if (c->backend > WTIO_BACKEND_PSYNC || c->reserved)
 		return -EINVAL;
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
-			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD))
+			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD |
+			 WTIO_CONFIG_ADAPTIVE))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
@@ -227,7 +228,17 @@ WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)
 	sum_;								\
 })
 
-WTIO_EXPORT int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st)
+#ifdef WTIO_SHARED
+/* libwtio.so: this is wtio_stats@@WTIO_0.2, the default; compat.c has
+ * wtio_stats@WTIO_0.1 for programs built against 0.1's shorter struct. */
+#define WTIO_STATS_ENTRY wtio_stats_v0_2
+int wtio_stats_v0_2(struct wtio_ctx *ctx, struct wtio_stats *st);
+__asm__(".symver wtio_stats_v0_2, wtio_stats@@WTIO_0.2");
+#else
+#define WTIO_STATS_ENTRY wtio_stats
+#endif
+
+WTIO_EXPORT int WTIO_STATS_ENTRY(struct wtio_ctx *ctx, struct wtio_stats *st)
 {
 	int64_t v;
 
@@ -254,5 +265,6 @@ WTIO_EXPORT int wtio_stats(struct wtio_ctx *ctx, struct wtio_stats *st)
 	st->stripe_splits = SUM(stripe_splits);
 	st->dropbehind_folios = SUM(dropbehind);
 	st->atomic_writes = SUM(atomic_writes);
+	st->adaptive_writethrough = SUM(adaptive_wt);
 	return 0;
 }

@@ -7,7 +7,8 @@
  * cannot race its I/O) and makes its partially written blocks uptodate;
  * the caller's data is copied in; end marks the blocks uptodate, leaves
  * the folio dirty, under writeback or clean as the mode says, and moves
- * i_size over what the write put where readers find it.
+ * i_size over what the write put where readers find it. And the choice
+ * an adaptive write makes between write-back and write-through.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,6 +34,39 @@ struct wtio_write_folio {
 	int64_t isize;			/* i_size at begin */
 	uint64_t uptodate;		/* blocks uptodate after the copy */
 };
+
+unsigned int wtio_write_adapt(struct wtio_inode *inode, unsigned int flags)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	bool was, through;
+
+	if (!(flags & WTIO_ADAPTIVE) ||
+	    (flags & (WTIO_WRITETHROUGH | WTIO_ATOMIC)))
+		return flags;
+	/*
+	 * Where write-back would put the writer to sleep behind the
+	 * flushers, it submits its own I/O instead (N submitters, not one
+	 * flusher). Back to write-back only under the background threshold,
+	 * where the flushers stop: writers do not flip at the limit with
+	 * every folio the flushers clean. Only a heuristic: every write is
+	 * correct either way.
+	 */
+	was = atomic_load_explicit(&ctx->adaptive_through,
+				   memory_order_relaxed);
+	through = was;
+	if (wtio_dirty_would_throttle(ctx))
+		through = true;
+	else if (was && wtio_nr_dirty_cleanable(ctx) <=
+			ctx->dirty_background_folios)
+		through = false;
+	if (through != was)
+		atomic_store_explicit(&ctx->adaptive_through, through,
+				      memory_order_relaxed);
+	if (!through)
+		return flags;
+	wtio_stat_add(ctx, adaptive_wt, 1);
+	return flags | WTIO_WRITETHROUGH;
+}
 
 void wtio_write_init(struct wtio_write *w, struct wtio_inode *inode,
 		     off_t off, size_t len, unsigned int flags,

@@ -46,6 +46,14 @@ struct wtio_write {
 	struct wtio_ioend *cur;
 };
 
+/*
+ * The mode of a checked write: flags, plus WTIO_WRITETHROUGH for an
+ * adaptive one (WTIO_ADAPTIVE, neither write-through nor untorn already)
+ * from the moment a write-back writer would be throttled until dirty
+ * data is back under the background threshold.
+ */
+unsigned int wtio_write_adapt(struct wtio_inode *inode, unsigned int flags);
+
 void wtio_write_init(struct wtio_write *w, struct wtio_inode *inode,
 		     off_t off, size_t len, unsigned int flags,
 		     enum wtio_write_mode mode);
