@@ -9,6 +9,10 @@
 #   xfs    an XFS image on a loop device over /dev/shm (RWF_ATOMIC here)
 #   ext4   an ext4 image on a loop device over /dev/shm
 #   seeds  the fixed regression entries of tests/fsx_seeds, every time
+#   adaptive  the build directory's filesystem, every write adaptive
+#          (--adaptive, per file and per context) in caches small enough
+#          that writes cross the dirty limit: each run must have written
+#          through some of them
 #
 # The seeds come from the commit (git rev-parse HEAD of this tree) or,
 # outside git, from the date, so each commit exercises new sequences and
@@ -119,6 +123,15 @@ run_fsx() {
 	seeds+=("$seed")
 	n=$(printf '%s\n' "$out" | sed -n 's/.*: \([0-9]*\) ops OK.*/\1/p' | tail -1)
 	ops=$((ops + ${n:-0}))
+	if [ $rc -eq 0 ] && [[ " $* " == *" --adaptive"* ]] &&
+	   ! printf '%s\n' "$out" | tail -1 |
+		grep -q 'adaptive-writethrough [1-9]'; then
+		printf '%s\n' "$out" | tail -1
+		echo "FAIL: no adaptive write went write-through ($fs): the mode was not exercised"
+		echo "  reproduce (on $fs): ${cmd[*]}"
+		fails=$((fails + 1))
+		return 1
+	fi
 	if [ $rc -eq 0 ]; then
 		printf '%s\n' "$out" | tail -1
 		# On XFS atomic writes are part of the test: a run that was
@@ -175,9 +188,16 @@ ext4)
 		"-f 1m -c 16m -l 8m -o 2m -N 300 -b psync"
 	)
 	;;
+adaptive)
+	cfgs=(
+		"--adaptive -f 4k -c 64k -l 512k -o 128k -N 3000 -b io_uring"
+		"--adaptive=ctx -f 4k -c 128k -l 1m -o 64k -N 3000 -b psync"
+		"--adaptive -f 64k -c 1m -l 2m -o 256k -N 1500 -b psync"
+	)
+	;;
 seeds) ;;
 *)
-	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds]" >&2
+	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive]" >&2
 	exit 2
 	;;
 esac
@@ -212,7 +232,7 @@ if [ "$part" = seeds ]; then
 		work=""
 	done 3< "$here/fsx_seeds"
 else
-	if [ "$part" = local ]; then
+	if [ "$part" = local ] || [ "$part" = adaptive ]; then
 		work=$(mktemp -d "$PWD/fsx.XXXXXX")
 		dir=$work
 		fsname="local ($(stat -f -c %T "$dir" 2>/dev/null || echo '?'))"
@@ -228,7 +248,7 @@ else
 		k=$((k + 1))
 		# Distinct per part and configuration; never 0 (0 = clock).
 		off=0
-		case $part in xfs) off=1000 ;; ext4) off=2000 ;; esac
+		case $part in xfs) off=1000 ;; ext4) off=2000 ;; adaptive) off=3000 ;; esac
 		seed=$(( (base + (off + k) * 1000003) % 4294967291 + 1 ))
 		configs+=("$c")
 		# shellcheck disable=SC2086

@@ -289,6 +289,25 @@ static inline void *t_zalloc(size_t len)
 	return p;
 }
 
+/* ---- threads ---- */
+
+/* The state letter of thread tid of this process ('S': sleeping, 'R':
+ * running...; '?' when it cannot be read): how a test sees that a thread
+ * is blocked, without timing it. */
+static inline char t_task_state(int tid)
+{
+	char p[64], line[512], *r;
+	FILE *fp;
+
+	snprintf(p, sizeof(p), "/proc/self/task/%d/stat", tid);
+	fp = fopen(p, "r");
+	if (!fp)
+		return '?';
+	r = fgets(line, sizeof(line), fp) ? strrchr(line, ')') : NULL;
+	fclose(fp);
+	return r && r[1] == ' ' ? r[2] : '?';
+}
+
 /* ---- writes mirrored in a shadow copy ---- */
 
 /* Write the pattern (seed) to [off, off+len) of f, which must write it

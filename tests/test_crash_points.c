@@ -22,6 +22,11 @@
  * writeback error once per handle, later syncs succeed once the rules are
  * gone, and the cache never serves data the disk refused (after a failed
  * write-through, every read matches the disk).
+ *
+ * With the argument "adaptive": the crashes only, in contexts made
+ * adaptive (WTIO_CONFIG_ADAPTIVE) and small enough that the adaptive
+ * writes often cross the dirty limit and go write-through; the same
+ * checks, and at least one write must have gone write-through.
  */
 #include <signal.h>
 
@@ -43,6 +48,9 @@ static uint64_t torn_replays, torn_writes;
 /* Replays whose size was past every write, up to the tail block's end. */
 static uint64_t rounded_sizes;
 #define C_BLK	4096
+/* "adaptive": every context adaptive; its writes written through. */
+static bool adaptive;
+static uint64_t adaptive_wt;
 
 static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs,
 				  uint64_t nr_folios)
@@ -53,6 +61,12 @@ static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs,
 	cfg.readahead_max = (uint32_t)(cfg.cache_size / 4);
 	if (cfg.readahead_max < fs)
 		cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
+	if (adaptive) {
+		/* A limit of a folio or two: writes cross it often. */
+		cfg.flags |= WTIO_CONFIG_ADAPTIVE;
+		cfg.dirty_background_ratio = 2;
+		cfg.dirty_ratio = 4;
+	}
 	return t_fault_ctx_create_or_skip(&cfg, fault);
 }
 
@@ -92,7 +106,15 @@ static void crash_write(struct wtio_fault *fault, struct wtio_file *f,
 		WTIO_DONTCACHE, WTIO_WRITETHROUGH | WTIO_DONTCACHE,
 		WTIO_DSYNC | WTIO_DONTCACHE,
 	};
-	unsigned flags = modes[t_rand_below(r, sizeof(modes) / sizeof(modes[0]))];
+	/* Adaptive: mostly plain writes, which leave dirty data behind
+	 * them (and go write-through when there is too much of it). */
+	static const unsigned amodes[] = {
+		0, 0, 0, 0, 0, WTIO_DSYNC, WTIO_DONTCACHE, WTIO_WRITETHROUGH,
+		WTIO_WRITETHROUGH | WTIO_DSYNC,
+	};
+	unsigned flags = adaptive ?
+		amodes[t_rand_below(r, sizeof(amodes) / sizeof(amodes[0]))] :
+		modes[t_rand_below(r, sizeof(modes) / sizeof(modes[0]))];
 	size_t len = 1 + t_rand_below(r, t_rand_below(r, 4) ? 12000 : 70000);
 	off_t off = (off_t)t_rand_below(r, C_FILE - len);
 	bool async = (flags & WTIO_WRITETHROUGH) && t_rand_below(r, 3) == 0;
@@ -272,6 +294,7 @@ static void crash_run(uint32_t fs, uint64_t budget, uint64_t seed0, int nsyncs)
 	CHECK_OK(wtio_sync_range(f, 0, C_FILE / 2, WTIO_SYNC_RANGE_WRITE));
 	crash_write(fault, f, q, shadow, &size, &r);
 	CHECK_OK(wtio_queue_destroy(q));
+	adaptive_wt += t_stats(ctx).adaptive_writethrough;
 	wtio_ctx_crash(ctx);
 	total = wtio_fault_nr_events(fault);
 
@@ -621,10 +644,27 @@ static void fault_run(uint32_t fs, uint64_t budget, uint64_t seed, int rounds)
 	fenv_close(&e);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	t_require_odirect();
 	t_watchdog(280, "FAIL: crash_points hung (watchdog)\n");
+	if (argc > 1 && !strcmp(argv[1], "adaptive")) {
+		adaptive = true;
+		crash_run(4096, 32, 21, 8);
+		crash_run(4096, 64, 22, 8);
+		crash_run(16384, 32, 23, 8);
+		printf("crash_points adaptive: %llu crash points, %llu replays "
+		       "(%llu torn), %llu ops, %llu adaptive writes written "
+		       "through\n", (unsigned long long)crash_points,
+		       (unsigned long long)replays,
+		       (unsigned long long)torn_replays,
+		       (unsigned long long)nr_ops,
+		       (unsigned long long)adaptive_wt);
+		CHECKF(adaptive_wt > 0, "no adaptive write went write-through: "
+		       "the mode's switch was never crashed");
+		printf("crash_points adaptive: PASS\n");
+		return T_EXIT_PASS;
+	}
 	crash_run(4096, 32, 1, 8);
 	crash_run(4096, 1024, 2, 10);
 	crash_run(16384, 32, 3, 8);

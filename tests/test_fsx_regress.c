@@ -124,20 +124,6 @@ static struct {
 	atomic_int closing, released, saw_blocked;
 } cl;
 
-static char task_state(pid_t tid)
-{
-	char p[64], line[512], *r;
-	FILE *fp;
-
-	snprintf(p, sizeof(p), "/proc/self/task/%d/stat", (int)tid);
-	fp = fopen(p, "r");
-	if (!fp)
-		return '?';
-	r = fgets(line, sizeof(line), fp) ? strrchr(line, ')') : NULL;
-	fclose(fp);
-	return r && r[1] == ' ' ? r[2] : '?';
-}
-
 static void *release_when_close_blocks(void *arg)
 {
 	int i;
@@ -146,7 +132,7 @@ static void *release_when_close_blocks(void *arg)
 	while (!atomic_load(&cl.closing))
 		usleep(100);
 	for (i = 0; i < 20000; i++) {	/* up to ~4 s, then fail */
-		if (task_state(cl.closer) == 'S') {
+		if (t_task_state((int)cl.closer) == 'S') {
 			atomic_store(&cl.saw_blocked, 1);
 			break;
 		}

@@ -44,20 +44,6 @@ static void *held_writer(void *arg)
 	return NULL;
 }
 
-static char task_state(int tid)
-{
-	char p[64], line[512], *r;
-	FILE *fp;
-
-	snprintf(p, sizeof(p), "/proc/self/task/%d/stat", tid);
-	fp = fopen(p, "r");
-	if (!fp)
-		return '?';
-	r = fgets(line, sizeof(line), fp) ? strrchr(line, ')') : NULL;
-	fclose(fp);
-	return r && r[1] == ' ' ? r[2] : '?';
-}
-
 static void held(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio)
 {
 	const size_t size = (size_t)fs * budget * 2;
@@ -99,7 +85,7 @@ static void held(uint32_t fs, uint64_t budget, uint32_t bg, uint32_t ratio)
 		       "with every write-back I/O held: never throttled", fs,
 		       size);
 		if (atomic_load(&hw.tid) &&
-		    task_state(atomic_load(&hw.tid)) == 'S' && acked == last)
+		    t_task_state(atomic_load(&hw.tid)) == 'S' && acked == last)
 			stable++;
 		else
 			stable = 0;

@@ -41,9 +41,15 @@ struct fsx_opts {
 	bool quiet;
 	bool posix;
 	bool keep;		/* keep the file at the end */
+	int adaptive;		/* 0, or FSX_ADAPTIVE_FILE / _CTX */
 	bool excluded[OP_NR];
 	const char *path;
 };
+
+/* --adaptive[=file|ctx]: every write adaptive, by the handle's default
+ * flags (WTIO_ADAPTIVE) or the context's (WTIO_CONFIG_ADAPTIVE). */
+#define FSX_ADAPTIVE_FILE	1
+#define FSX_ADAPTIVE_CTX	2
 
 int fsx_parse_options(int argc, char **argv, struct fsx_opts *o);
 
@@ -83,6 +89,9 @@ struct fsx_target {
 };
 
 int fsx_target_wtio(struct fsx_target *t, const struct fsx_opts *o);
+/* Adaptive writes the wtio target's contexts wrote through, summed over
+ * the contexts destroyed so far. */
+extern uint64_t fsx_adaptive_writethrough;
 int fsx_target_posix(struct fsx_target *t, const struct fsx_opts *o);
 
 /* ---- the log of recent operations ---- */

@@ -44,6 +44,10 @@ static void usage(FILE *f)
 "  -k          keep FILE at the end\n"
 "  --posix     plain pread/pwrite/ftruncate/fsync on FILE, no wtio\n"
 "              (for running under an LD_PRELOAD shim)\n"
+"  --adaptive[=file|ctx]\n"
+"              every write adaptive (WTIO_ADAPTIVE): by the handle's\n"
+"              default flags (file, the default) or the context's\n"
+"              (WTIO_CONFIG_ADAPTIVE)\n"
 "  sizes take k, m, g suffixes.\n"
 "  operation types:");
 	for (i = 0; i < OP_NR; i++)
@@ -93,6 +97,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "posix", no_argument, NULL, 'P' },
+		{ "adaptive", optional_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -130,6 +135,17 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		case 'q': o->quiet = true; break;
 		case 'k': o->keep = true; break;
 		case 'P': o->posix = true; break;
+		case 'A':
+			if (!optarg || !strcmp(optarg, "file"))
+				o->adaptive = FSX_ADAPTIVE_FILE;
+			else if (!strcmp(optarg, "ctx"))
+				o->adaptive = FSX_ADAPTIVE_CTX;
+			else {
+				fprintf(stderr, "wtio-fsx: bad --adaptive=%s "
+					"(file or ctx)\n", optarg);
+				exit(2);
+			}
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -149,6 +165,11 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		fprintf(stderr, "wtio-fsx: -c must hold at least %u folios of "
 			"-f (at least %llu bytes here)\n", WTIO_MIN_FOLIOS,
 			(unsigned long long)WTIO_MIN_FOLIOS * o->folio_size);
+		exit(2);
+	}
+	if (o->posix && o->adaptive) {
+		fprintf(stderr, "wtio-fsx: --adaptive is a wtio mode: not "
+			"with --posix\n");
 		exit(2);
 	}
 	if (o->posix) {

@@ -530,6 +530,9 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 	       (unsigned long long)x.nowait_eagain);
 	for (i = 0; i < OP_NR; i++)
 		printf(" %s %llu", fsx_op_names[i], (unsigned long long)x.counts[i]);
+	if (o->adaptive)
+		printf(" adaptive-writethrough %llu",
+		       (unsigned long long)fsx_adaptive_writethrough);
 	printf("\n");
 	free(x.buf);
 	free(x.buf2);

@@ -17,6 +17,8 @@ struct wt_priv {
 	struct wtio_file_info info;
 };
 
+uint64_t fsx_adaptive_writethrough;
+
 static struct wt_priv *P(struct fsx_target *t)
 {
 	return t->priv;
@@ -37,6 +39,8 @@ static int ctx_make(struct fsx_target *t)
 	if (cfg.readahead_max < o->folio_size)
 		cfg.flags |= WTIO_CONFIG_NO_READAHEAD;
 	cfg.backend = (uint32_t)o->backend;
+	if (o->adaptive == FSX_ADAPTIVE_CTX)
+		cfg.flags |= WTIO_CONFIG_ADAPTIVE;
 	ret = wtio_ctx_create(&cfg, &P(t)->ctx);
 	if (ret) {
 		fprintf(stderr, "wtio-fsx: wtio_ctx_create: %s\n", wtio_strerror(ret));
@@ -56,7 +60,8 @@ static int w_open(struct fsx_target *t, bool truncate)
 	if (!P(t)->ctx && (ret = ctx_make(t)))
 		return ret;
 	ret = wtio_open(P(t)->ctx, t->o->path,
-			O_RDWR | O_CREAT | (truncate ? O_TRUNC : 0), 0644, 0,
+			O_RDWR | O_CREAT | (truncate ? O_TRUNC : 0), 0644,
+			t->o->adaptive == FSX_ADAPTIVE_FILE ? WTIO_ADAPTIVE : 0,
 			&P(t)->f);
 	if (ret) {
 		fprintf(stderr, "wtio-fsx: wtio_open(%s): %s\n", t->o->path,
@@ -66,12 +71,22 @@ static int w_open(struct fsx_target *t, bool truncate)
 	return wtio_file_info(P(t)->f, &P(t)->info);
 }
 
+/* Before a context goes: count what its adaptive writes did. */
+static void count_adaptive(struct fsx_target *t)
+{
+	struct wtio_stats st;
+
+	if (P(t)->ctx && wtio_stats(P(t)->ctx, &st) == 0)
+		fsx_adaptive_writethrough += st.adaptive_writethrough;
+}
+
 static int w_close(struct fsx_target *t, bool new_ctx)
 {
 	int ret = wtio_close(P(t)->f), r2;
 
 	P(t)->f = NULL;
 	if (new_ctx) {
+		count_adaptive(t);
 		r2 = wtio_queue_destroy(P(t)->q);
 		if (!ret)
 			ret = r2;
@@ -192,6 +207,7 @@ static void w_destroy(struct fsx_target *t)
 		wtio_close(P(t)->f);
 	if (P(t)->q)
 		wtio_queue_destroy(P(t)->q);
+	count_adaptive(t);
 	if (P(t)->ctx)
 		wtio_ctx_destroy(P(t)->ctx);
 	free(t->priv);
