@@ -137,6 +137,8 @@ static void init(void)
 		shim_cfg.default_flags = WTIO_WRITETHROUGH | WTIO_NOSERIAL;
 	else if (!strcmp(mode, "dontcache"))
 		shim_cfg.default_flags = WTIO_DONTCACHE;
+	else if (!strcmp(mode, "adaptive"))
+		shim_cfg.default_flags = WTIO_ADAPTIVE;
 	else {
 		shim_cfg.disabled = true;
 		shim_complain("unknown WTIO_MODE '%s': serving nothing", mode);

@@ -3,7 +3,8 @@
  * wtio-run - run a program with its files under the chosen paths served
  * by wtio, through libwtio-preload.so (docs/SHIM.md).
  *
- *   wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache]
+ *   wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|
+ *                    adaptive]
  *            [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]
  *            [--preload=PATH] [--debug] -- PROGRAM ARGS...
  *
@@ -34,7 +35,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache]\n"
+"usage: wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|\n"
+"                        adaptive]\n"
 "                [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]\n"
 "                [--preload=PATH] [--debug] -- PROGRAM ARGS...\n"
 "       wtio-run --help | --version\n"
@@ -62,7 +64,8 @@ static int bad(const char *fmt, const char *a, const char *b)
 static bool valid_mode(const char *m)
 {
 	return !strcmp(m, "writeback") || !strcmp(m, "writethrough") ||
-	       !strcmp(m, "writethrough-noserial") || !strcmp(m, "dontcache");
+	       !strcmp(m, "writethrough-noserial") || !strcmp(m, "dontcache") ||
+	       !strcmp(m, "adaptive");
 }
 
 /* Every element an existing directory; the result is absolute (fixed
@@ -168,7 +171,7 @@ int main(int argc, char **argv)
 			const char *m = a + 7;
 
 			if (!valid_mode(m))
-				return bad("unknown mode '%s'%s (writeback, writethrough, writethrough-noserial, dontcache)",
+				return bad("unknown mode '%s'%s (writeback, writethrough, writethrough-noserial, dontcache, adaptive)",
 					   m, "");
 			setenv("WTIO_MODE", m, 1);
 		} else if (!strcmp(a, "--dsync")) {

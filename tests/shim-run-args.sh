@@ -51,6 +51,9 @@ for v in 64M 512K 1G 1GiB 65536; do
 	good --cache-size=$v
 done
 good --paths="$SERVED:$SHIM_TMP"
+for m in writeback writethrough writethrough-noserial dontcache adaptive; do
+	good --mode=$m
+done
 
 out=$("$WTIO_RUN" --version) || fail "--version: exit $?"
 grep -Eq '^wtio-run [0-9]+\.[0-9]+' <<<"$out" || fail "--version printed '$out'"
