@@ -27,6 +27,8 @@ const struct mode_def mode_table[] = {
 	{ "wtio-writethrough-dontcache", FAMILY_WTIO, 0, 0, false,
 	  WTIO_WRITETHROUGH | WTIO_DONTCACHE, WTIO_DONTCACHE,
 	  "WTIO_WRITETHROUGH | WTIO_DONTCACHE" },
+	{ "wtio-adaptive", FAMILY_WTIO, 0, 0, false, WTIO_ADAPTIVE, 0,
+	  "WTIO_ADAPTIVE (write-back; write-through once a writer would be throttled)" },
 };
 const int nr_mode_table = sizeof(mode_table) / sizeof(mode_table[0]);
 
