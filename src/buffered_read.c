@@ -300,6 +300,67 @@ keep:
 	return true;
 }
 
+/*
+ * The whole read served from the cache without the file lock. Every
+ * exclusive hold of the lock (writers that move the size or write more
+ * than one folio at a time, truncate) is a write section of the inode's
+ * i_wseq (inode.h); every folio is checked by its own seq as in
+ * read_hit_unlocked. A read that finds i_wseq even before, every folio a
+ * lockless hit, and i_wseq unchanged after its last copy overlapped no
+ * exclusive hold: it is the read a shared holder of the lock would have
+ * made (docs/DESIGN.md, "Reads without the file lock"). Any doubt, a
+ * miss or a folio in use: -1, and the caller takes the lock and starts
+ * again from the first byte, overwriting whatever was copied here.
+ * Returns the bytes read (0 at end of file) or -1.
+ */
+static ssize_t read_cached_unlocked(struct wtio_inode *inode,
+				    const struct iovec *iov, int iovcnt,
+				    off_t off, size_t len)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_iov_iter it;
+	size_t done = 0;
+	uint64_t nr = 0;
+	int64_t isize;
+	uint32_t ws;
+	bool blind;
+
+	if (WTIO_TSAN)
+		return -1;
+	/* A test proving its checker can see what the count prevents. */
+	blind = WTIO_TEST_HOOK(WTIO_TP_WSEQ_SKIP, NULL);
+	ws = atomic_load_explicit(&inode->i_wseq, memory_order_acquire);
+	if ((ws & 1) && !blind)
+		return -1;
+	isize = wtio_inode_size(inode);
+	if (off >= isize)
+		len = 0;
+	else if ((int64_t)len > isize - off)
+		len = (size_t)(isize - off);
+	wtio_iter_init(&it, iov, iovcnt);
+	while (done < len) {
+		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+
+		if (!read_hit_unlocked(inode, sp.index, sp.from, sp.to, &it))
+			return -1;
+		done += sp.to - sp.from;
+		nr++;
+	}
+	/* read_seqcount_retry: no load above may be satisfied after this
+	 * one (read_hit_unlocked fenced each copy already; the size load
+	 * and an end-of-file answer need it too). */
+	atomic_thread_fence(memory_order_acquire);
+	if (!blind &&
+	    atomic_load_explicit(&inode->i_wseq, memory_order_relaxed) != ws) {
+		WTIO_TEST_HOOK(WTIO_TP_WSEQ_RETRY, NULL);
+		return -1;
+	}
+	WTIO_TEST_HOOK(WTIO_TP_WSEQ_OK, NULL);
+	if (nr)
+		wtio_stat_add(ctx, hits, nr);
+	return (ssize_t)done;
+}
+
 ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			   int iovcnt, off_t off, unsigned int flags)
 {
@@ -315,6 +376,12 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	int ret = 0;
 
 	len = wtio_iov_length(iov, iovcnt);
+	if (len) {
+		ssize_t got = read_cached_unlocked(inode, iov, iovcnt, off, len);
+
+		if (got >= 0)
+			return got;
+	}
 	if (wtio_rwsem_lock(inode, true, nowait))
 		return -EAGAIN;
 	isize = wtio_inode_size(inode);
@@ -400,6 +467,6 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		done += to - from;
 	}
 out:
-	pthread_rwlock_unlock(&inode->i_rwsem);
+	wtio_rwsem_unlock(inode);
 	return done ? (ssize_t)done : ret;
 }

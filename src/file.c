@@ -144,10 +144,10 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	 * changes. */
 	if (length > inode->max_bytes)
 		return -EFBIG;
-	pthread_rwlock_wrlock(&inode->i_rwsem);
+	wtio_rwsem_lock(inode, false, false);
 	ret = wtio_inode_prepare_extend(inode, false);
 	if (ret) {
-		pthread_rwlock_unlock(&inode->i_rwsem);
+		wtio_rwsem_unlock(inode);
 		return ret;
 	}
 	if (size < wtio_inode_size(inode))
@@ -159,7 +159,7 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	 * size is fixed again at fsync and close. */
 	if (!ret || size < wtio_inode_size(inode))
 		atomic_store(&inode->i_size, size);
-	pthread_rwlock_unlock(&inode->i_rwsem);
+	wtio_rwsem_unlock(inode);
 	return ret;
 }
 

@@ -30,8 +30,16 @@ struct wtio_inode {
 	int refs;		/* handles, under ctx->inodes_lock */
 	struct wtio_inode *next;	/* ctx->inodes */
 
-	/* The i_rwsem analogue: writes exclusive, reads shared. */
+	/* The i_rwsem analogue: writes exclusive, reads shared. An
+	 * exclusive hold is taken and released through wtio_rwsem_lock and
+	 * wtio_rwsem_unlock only (they keep i_wseq). */
 	pthread_rwlock_t i_rwsem;
+	/* A seqcount over i_rwsem's exclusive holds: odd while a holder
+	 * has it exclusive, written by that holder only. A read served
+	 * wholly from the cache skips the lock when it finds the count
+	 * even before and the same after (buffered_read.c; docs/DESIGN.md,
+	 * "Reads without the file lock"). */
+	_Atomic uint32_t i_wseq;
 	/* Size as wtio sees it; moves in the write path. */
 	_Atomic int64_t i_size;
 	/* The backing file was extended to this size ahead of appending
@@ -134,10 +142,16 @@ static inline int64_t wtio_inode_size(struct wtio_inode *inode)
 	return atomic_load_explicit(&inode->i_size, memory_order_acquire);
 }
 
-/* Take the file lock, or -EAGAIN with nowait when it is held. */
+/*
+ * Take the file lock, or -EAGAIN with nowait when it is held. An
+ * exclusive hold begins the i_wseq section as write_seqcount_begin
+ * does: the odd value, then a release fence, so that a lock-free reader
+ * that sees any store of the hold sees the odd count too (or a later one).
+ */
 static inline int wtio_rwsem_lock(struct wtio_inode *inode, bool shared,
 				  bool nowait)
 {
+	uint32_t s;
 	int ret;
 
 	if (shared)
@@ -146,7 +160,31 @@ static inline int wtio_rwsem_lock(struct wtio_inode *inode, bool shared,
 	else
 		ret = nowait ? pthread_rwlock_trywrlock(&inode->i_rwsem) :
 			       pthread_rwlock_wrlock(&inode->i_rwsem);
-	return ret ? -EAGAIN : 0;
+	if (ret)
+		return -EAGAIN;
+	if (!shared) {
+		s = atomic_load_explicit(&inode->i_wseq, memory_order_relaxed);
+		atomic_store_explicit(&inode->i_wseq, s + 1,
+				      memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
+	}
+	return 0;
+}
+
+/*
+ * Release the file lock, either kind. The count is odd only while an
+ * exclusive holder exists, and a caller holding the lock shared rules
+ * that out: odd means the hold being released is exclusive, and it ends
+ * as write_seqcount_end does, with a release store of the even value.
+ */
+static inline void wtio_rwsem_unlock(struct wtio_inode *inode)
+{
+	uint32_t s = atomic_load_explicit(&inode->i_wseq, memory_order_relaxed);
+
+	if (s & 1)
+		atomic_store_explicit(&inode->i_wseq, s + 1,
+				      memory_order_release);
+	pthread_rwlock_unlock(&inode->i_rwsem);
 }
 
 /* Pin the inode for a completion that will run after its folios left

@@ -205,14 +205,14 @@ static bool resv_trim_others(struct wtio_inode *self)
 	pthread_mutex_lock(&ctx->inodes_lock);
 	for (inode = ctx->inodes; inode; inode = inode->next) {
 		if (inode == self ||
-		    pthread_rwlock_trywrlock(&inode->i_rwsem))
+		    wtio_rwsem_lock(inode, false, true))
 			continue;
 		if (inode->resv_state == RESV_TRACK &&
 		    inode->resv_max > wtio_inode_size(inode)) {
 			resv_punch_past(inode, wtio_inode_size(inode));
 			any = true;
 		}
-		pthread_rwlock_unlock(&inode->i_rwsem);
+		wtio_rwsem_unlock(inode);
 	}
 	pthread_mutex_unlock(&ctx->inodes_lock);
 	return any;

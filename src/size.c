@@ -262,14 +262,14 @@ void wtio_inode_tail_end(struct wtio_inode *inode,
 	if (u->after <= u->before)
 		return;
 	if (failed && !in_reaper) {
-		pthread_rwlock_wrlock(&inode->i_rwsem);
+		wtio_rwsem_lock(inode, false, false);
 		/* A failure of the cut leaves the flag set for the next. */
 		if (tail_undo_locked(inode, u))
 			wtio_inode_prepare_extend(inode, false);
-		pthread_rwlock_unlock(&inode->i_rwsem);
-	} else if (failed && !pthread_rwlock_trywrlock(&inode->i_rwsem)) {
+		wtio_rwsem_unlock(inode);
+	} else if (failed && !wtio_rwsem_lock(inode, false, true)) {
 		tail_undo_locked(inode, u);
-		pthread_rwlock_unlock(&inode->i_rwsem);
+		wtio_rwsem_unlock(inode);
 	} else if (failed && atomic_load(&inode->tail_hits) == u->snap) {
 		/* A writer holds the lock. It noted its end before looking
 		 * at i_size: if the note came after our check but before it

@@ -16,10 +16,16 @@ enum wtio_test_point {
 	WTIO_TP_HIT_COPIED,	/* lockless hit: copied, seq not re-checked */
 	WTIO_TP_HIT_RETRY,	/* lockless hit: copy thrown away */
 	WTIO_TP_HIT_OK,		/* lockless hit: copy kept */
+	WTIO_TP_WSEQ_SKIP,	/* read without the file lock: nonzero
+				 * skips the i_wseq checks (f is NULL) */
+	WTIO_TP_WSEQ_RETRY,	/* read without the file lock: i_wseq moved,
+				 * the copy thrown away (f is NULL) */
+	WTIO_TP_WSEQ_OK,	/* read without the file lock: kept (NULL) */
 };
 struct wtio_folio;
 #ifdef WTIO_TEST_HOOKS
-/* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check. */
+/* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check, at
+ * WTIO_TP_WSEQ_SKIP to skip the file's. */
 extern int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
 #define WTIO_TEST_HOOK(tp, f) (wtio_test_hook ? wtio_test_hook(tp, f) : 0)
 #else

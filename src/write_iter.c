@@ -97,7 +97,7 @@ int wtio_write_lock(struct wtio_write *w, bool may_share)
 		if (end <= wtio_inode_size(inode))
 			w->shared = true;
 		else
-			pthread_rwlock_unlock(&inode->i_rwsem);
+			wtio_rwsem_unlock(inode);
 	}
 	if (!w->shared) {
 		if (wtio_rwsem_lock(inode, false, nowait))
@@ -107,7 +107,7 @@ int wtio_write_lock(struct wtio_write *w, bool may_share)
 		if (end > wtio_inode_size(inode)) {
 			ret = wtio_inode_prepare_extend(inode, nowait);
 			if (ret) {
-				pthread_rwlock_unlock(&inode->i_rwsem);
+				wtio_rwsem_unlock(inode);
 				return ret;
 			}
 		}
@@ -387,7 +387,7 @@ void wtio_write_unlock(struct wtio_write *w)
 	/* Undoable until the write ends (wtio_write_finish). */
 	if (w->claim)
 		wtio_inode_tail_claim(inode, &w->undo);
-	pthread_rwlock_unlock(&inode->i_rwsem);
+	wtio_rwsem_unlock(inode);
 }
 
 void wtio_write_finish(struct wtio_write *w, int err)
