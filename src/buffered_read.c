@@ -272,7 +272,7 @@ static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 
 	if (WTIO_TSAN)
 		return false;
-	f = wtio_folio_peek(inode, index);
+	f = wtio_folio_peek(inode, index, from);
 	if (!f)
 		return false;
 	seq = atomic_load_explicit(&f->seq, memory_order_acquire);

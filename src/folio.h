@@ -43,11 +43,13 @@
 
 struct wtio_inode;
 
+/*
+ * The first 32 bytes are all a lockless cache hit reads of the folio
+ * (state, seq, identity, data); the struct is aligned so that they
+ * never straddle two cache lines.
+ */
 struct wtio_folio {
 	_Atomic uint32_t state;
-	/* One reference is held by the index while the folio is cached;
-	 * lookups take more under the bucket lock. At zero it is free. */
-	_Atomic int32_t refcount;
 	/* A seqcount: odd from each lock to its unlock (folio.c). A reader
 	 * that copied without the lock and sees the same even value before
 	 * and after its copy saw no change to the data, the block state or
@@ -58,6 +60,9 @@ struct wtio_folio {
 	struct wtio_inode *_Atomic inode;
 	_Atomic uint64_t index;		/* folio number within the file */
 	char *data;			/* folio_size bytes in the arena */
+	/* One reference is held by the index while the folio is cached;
+	 * lookups take more under the bucket lock. At zero it is free. */
+	_Atomic int32_t refcount;
 
 	/* Bucket chain: changed under the bucket lock, walked without it
 	 * by wtio_folio_peek. */
@@ -80,7 +85,7 @@ struct wtio_folio {
 	_Atomic int32_t wb_pending;
 	/* Bytes of the folio's blocks that are on the dirty list for
 	 * accounting; not needed: folio granularity is the unit. */
-};
+} __attribute__((aligned(32)));
 
 /* The inode's lists a folio is on (folio_list.h). */
 #define WTIO_FL_PAGES	offsetof(struct wtio_folio, i_link)
