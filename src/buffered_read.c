@@ -151,73 +151,6 @@ static uint64_t blocks_below(struct wtio_inode *inode, uint64_t index,
 	return wtio_ifs_mask(inode, 0, (uint32_t)in);
 }
 
-/*
- * A miss on a new folio of a sequential stream: create the next folios
- * (only those that can be had without waiting) and read them together
- * with this one in one I/O.
- */
-static int read_folio_ahead(struct wtio_file *file, struct wtio_folio *folio,
-			    uint32_t window, int64_t isize)
-{
-	struct wtio_inode *inode = file->inode;
-	struct wtio_ctx *ctx = inode->ctx;
-	uint64_t index = atomic_load(&folio->index);
-	uint64_t nr = window >> ctx->folio_shift, i;
-	uint64_t last = (uint64_t)(isize - 1) >> ctx->folio_shift;
-	struct wtio_folio *v[WTIO_IO_MAX_IOVECS];
-	struct iovec iov[WTIO_IO_MAX_IOVECS];
-	int n = 0, k, ret = 0;
-	size_t len = 0;
-	ssize_t got;
-
-	if (nr > WTIO_IO_MAX_IOVECS)
-		nr = WTIO_IO_MAX_IOVECS;
-	v[n++] = folio;
-	for (i = 1; i < nr && index + i <= last; i++) {
-		struct wtio_folio *f = wtio_folio_try_create(inode, index + i);
-
-		if (!f)
-			break;
-		v[n++] = f;
-	}
-	for (k = 0; k < n; k++) {
-		uint64_t blocks = blocks_below(inode, index + (uint64_t)k, isize);
-		uint32_t bytes = (uint32_t)(64 - __builtin_clzll(blocks)) *
-				 inode->block_size;
-
-		iov[k].iov_base = v[k]->data;
-		iov[k].iov_len = bytes;
-		len += bytes;
-	}
-	got = read_full(inode, iov, n, (off_t)(index << ctx->folio_shift), len);
-	if (got < 0)
-		ret = (int)got;
-	for (k = 0; k < n; k++) {
-		size_t start = (size_t)k << ctx->folio_shift;
-
-		if (!ret) {
-			size_t have = (size_t)got > start ? (size_t)got - start : 0;
-
-			if (have > ctx->folio_size)
-				have = ctx->folio_size;
-			zero_past_eof(inode, v[k], 0, ctx->folio_size, have);
-			wtio_ifs_set_uptodate(inode, v[k], wtio_ifs_all(inode));
-		}
-		if (k) {
-			/* A failed readahead folio simply stays not
-			 * uptodate; whoever needs it reads it again. */
-			wtio_folio_unlock(v[k]);
-			wtio_folio_put(ctx, v[k]);
-		}
-	}
-	wtio_stat_add(ctx, readahead, (uint64_t)(n - 1));
-	/* The stream's next miss is where the readahead ends. */
-	atomic_store_explicit(&file->ra_next,
-			      (int64_t)((index + (uint64_t)n) << ctx->folio_shift),
-			      memory_order_relaxed);
-	return ret;
-}
-
 /* Sequential detection per handle, like the kernel's file_ra_state. */
 static uint32_t readahead_window(struct wtio_file *file, off_t off,
 				 size_t len)
@@ -361,6 +294,108 @@ static ssize_t read_cached_unlocked(struct wtio_inode *inode,
 	return (ssize_t)done;
 }
 
+/*
+ * A read missed on a folio it created (locked, referenced, handed over
+ * here). The following folios that are not cached are created too (as
+ * many as can be had without waiting), up to the end of the read and, on
+ * a sequential stream, over the readahead window counted from the miss;
+ * all are read in one I/O, and the read's own part of each is copied.
+ * Large reads make I/Os as large as themselves, not one per folio or per
+ * window. With WTIO_DONTCACHE there is no window, only free folios are
+ * taken (a drop-behind read must not push other data out) and each
+ * folio leaves the cache once copied: those that were cached before
+ * stay. Returns 0 or a negative errno; *donep moves over what was copied.
+ */
+static int read_run(struct wtio_file *file, struct wtio_folio *folio,
+		    off_t off, size_t len, size_t *donep,
+		    struct wtio_iov_iter *it, int64_t isize, uint32_t window,
+		    bool dontcache)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t index = atomic_load(&folio->index);
+	uint64_t last = ((uint64_t)off + len - 1) >> ctx->folio_shift;
+	uint64_t eof = (uint64_t)(isize - 1) >> ctx->folio_shift;
+	uint64_t ra_last = index + (window >> ctx->folio_shift) - 1;
+	struct wtio_folio *v[WTIO_IO_MAX_IOVECS];
+	struct iovec iov[WTIO_IO_MAX_IOVECS];
+	uint64_t blocks[WTIO_IO_MAX_IOVECS];
+	uint64_t nr_ahead = 0;
+	size_t bytes = 0;
+	ssize_t got;
+	int n = 1, k, ret = 0;
+
+	if (window && ra_last > last)
+		last = ra_last < eof ? ra_last : eof;
+	v[0] = folio;
+	while (n < WTIO_IO_MAX_IOVECS && index + (uint64_t)n <= last) {
+		uint64_t at = index + (uint64_t)n;
+		struct wtio_folio *f = dontcache ?
+				       wtio_folio_try_create_free(inode, at) :
+				       wtio_folio_try_create(inode, at);
+
+		if (!f)
+			break;
+		v[n++] = f;
+	}
+	/* Every folio but the last lies below isize whole: the iovecs are
+	 * one contiguous range of the file. */
+	for (k = 0; k < n; k++) {
+		blocks[k] = blocks_below(inode, index + (uint64_t)k, isize);
+		iov[k].iov_base = v[k]->data;
+		iov[k].iov_len = (uint32_t)(64 - __builtin_clzll(blocks[k])) *
+				 inode->block_size;
+		bytes += iov[k].iov_len;
+	}
+	got = read_full(inode, iov, n, (off_t)(index << ctx->folio_shift),
+			bytes);
+	if (got < 0)
+		ret = (int)got;
+	for (k = 0; k < n; k++) {
+		size_t start = (size_t)k << ctx->folio_shift;
+		bool mine = *donep < len;
+
+		if (!ret) {
+			size_t have = (size_t)got > start ? (size_t)got - start : 0;
+
+			if (have > ctx->folio_size)
+				have = ctx->folio_size;
+			/* Blocks past the end stay not uptodate: the file
+			 * may grow under them from outside (a shim peer). */
+			zero_past_eof(inode, v[k], 0, ctx->folio_size, have);
+			wtio_ifs_set_uptodate(inode, v[k], blocks[k]);
+		}
+		if (mine && !ret) {
+			struct wtio_span sp = wtio_span_at(ctx, off, len, *donep);
+
+			wtio_iter_copy(it, v[k]->data + sp.from,
+				       sp.to - sp.from, true);
+			*donep += sp.to - sp.from;
+		}
+		if (k && !mine)
+			nr_ahead++;
+		else if (k)
+			wtio_stat_add(ctx, misses, 1);
+		/* A failed folio simply stays not uptodate; whoever needs
+		 * it reads it again. */
+		if (dontcache) {
+			wtio_folio_remove(v[k]);
+			wtio_stat_add(ctx, dropbehind, 1);
+		}
+		wtio_folio_unlock(v[k]);
+		wtio_folio_put(ctx, v[k]);
+	}
+	if (nr_ahead)
+		wtio_stat_add(ctx, readahead, nr_ahead);
+	/* The stream's next miss is where the readahead ends. */
+	if (window)
+		atomic_store_explicit(&file->ra_next,
+				      (int64_t)((index + (uint64_t)n) <<
+						ctx->folio_shift),
+				      memory_order_relaxed);
+	return ret;
+}
+
 ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			   int iovcnt, off_t off, unsigned int flags)
 {
@@ -447,19 +482,18 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		ret = wtio_folio_get_locked(inode, index, false, &f, &created);
 		if (ret)
 			break;
-		if (created && window)
-			ret = read_folio_ahead(file, f, window, isize);
-		else if (!wtio_ifs_range_uptodate(inode, f, from, to))
+		if (created) {
+			ret = read_run(file, f, off, len, &done, &it, isize,
+				       window, dontcache);
+			if (ret)
+				break;
+			continue;
+		}
+		if (!wtio_ifs_range_uptodate(inode, f, from, to))
 			ret = wtio_folio_read_blocks(inode, f,
 					blocks_below(inode, index, isize));
 		if (!ret)
 			wtio_iter_copy(&it, f->data + from, to - from, true);
-		if (created && dontcache) {
-			/* Folios this read brought in leave with it; those
-			 * that were cached before stay. */
-			wtio_folio_remove(f);
-			wtio_stat_add(ctx, dropbehind, 1);
-		}
 		wtio_folio_unlock(f);
 		wtio_folio_put(ctx, f);
 		if (ret)

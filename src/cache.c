@@ -397,7 +397,8 @@ static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx)
  * is used up: evict clean folios; when none is clean, wake the flushers and
  * wait for writeback or for references to drop.
  */
-static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
+static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait,
+				      bool may_evict)
 {
 	unsigned int stalls = 0;
 	struct wtio_folio *f;
@@ -406,6 +407,8 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait)
 		f = folio_pop_free(ctx);
 		if (f)
 			break;
+		if (!may_evict)
+			return NULL;
 		if (cache_reclaim(ctx, 32))
 			continue;
 		if (!wait)
@@ -503,8 +506,8 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 	return nf;
 }
 
-struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
-					 uint64_t index)
+static struct wtio_folio *folio_try_create(struct wtio_inode *inode,
+					   uint64_t index, bool may_evict)
 {
 	struct wtio_folio *f, *nf;
 
@@ -513,7 +516,7 @@ struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
 		wtio_folio_put(inode->ctx, f);
 		return NULL;
 	}
-	nf = folio_alloc(inode->ctx, false);
+	nf = folio_alloc(inode->ctx, false, may_evict);
 	if (!nf)
 		return NULL;
 	f = folio_insert(inode, index, nf);
@@ -522,6 +525,18 @@ struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
 		return NULL;
 	}
 	return nf;
+}
+
+struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
+					 uint64_t index)
+{
+	return folio_try_create(inode, index, true);
+}
+
+struct wtio_folio *wtio_folio_try_create_free(struct wtio_inode *inode,
+					      uint64_t index)
+{
+	return folio_try_create(inode, index, false);
 }
 
 int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
@@ -534,7 +549,7 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 	for (;;) {
 		f = wtio_folio_lookup(inode, index);
 		if (!f) {
-			nf = folio_alloc(ctx, !nowait);
+			nf = folio_alloc(ctx, !nowait, true);
 			/* Full of data the disk refused: say so (-EIO), as
 			 * the write that cannot be cached is refused too. */
 			if (!nf)

@@ -35,6 +35,9 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
  * without waiting; NULL otherwise (readahead). */
 struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
 					 uint64_t index);
+/* The same from free folios only, evicting none (drop-behind reads). */
+struct wtio_folio *wtio_folio_try_create_free(struct wtio_inode *inode,
+					      uint64_t index);
 /* Remove a locked, referenced, clean, not-under-writeback folio from the
  * cache; the caller still holds its reference and lock. */
 void wtio_folio_remove(struct wtio_folio *folio);
