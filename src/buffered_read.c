@@ -15,170 +15,9 @@
 #include "span.h"
 #include "inode.h"
 #include "read.h"
+#include "read_io.h"
+#include "readahead.h"
 #include "stats.h"
-
-/*
- * Read len bytes at off into the iovecs, resubmitting after short counts.
- * A zero-byte read is end of file: the caller zero-fills the rest.
- * Returns bytes read or a negative errno.
- */
-static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
-			 int iovcnt, off_t off, size_t len)
-{
-	struct wtio_ctx *ctx = inode->ctx;
-	uint32_t su = inode->geo.stripe_unit;
-	uint64_t dio_align = inode->geo.dio_offset_align ?
-			     inode->geo.dio_offset_align : 512;
-	struct iovec part[WTIO_IO_MAX_IOVECS];
-	size_t done = 0;
-
-	while (done < len) {
-		size_t want = len - done, got = 0;
-		int n = 0, i;
-		ssize_t res;
-
-		/* No read crosses a stripe unit boundary either. */
-		if (su && want > su - (uint64_t)(off + done) % su) {
-			want = su - (uint64_t)(off + done) % su;
-			wtio_stat_add(ctx, stripe_splits, 1);
-		}
-		for (i = 0; i < iovcnt && got < want; i++) {
-			part[n] = iov[i];
-			if (part[n].iov_len > want - got)
-				part[n].iov_len = want - got;
-			got += part[n++].iov_len;
-		}
-		struct wtio_io_req req = {
-			.op = WTIO_IO_READ, .fd = inode->fd,
-			.off = off + (off_t)done, .iov = part, .iovcnt = n,
-		};
-		res = wtio_io_sync(&ctx->io, &req);
-		wtio_stat_add(ctx, read_ios, 1);
-		if (res < 0)
-			return res;
-		if (res == 0)
-			break;
-		wtio_stat_add(ctx, bytes_read, (uint64_t)res);
-		done += (size_t)res;
-		/* A direct read that ends off an alignment boundary hit the
-		 * backing file's end (it can be shorter than i_size while
-		 * dirty data past it is cached): retrying from there would
-		 * be an unaligned direct read (-EINVAL). Keep what came
-		 * when it was under one unit, else go back to the last
-		 * aligned offset and read on from there. */
-		if ((uint64_t)(off + (off_t)done) % dio_align) {
-			size_t back = (size_t)((uint64_t)(off + (off_t)done) %
-					       dio_align);
-
-			if ((size_t)res <= back)
-				break;
-			done -= back;
-			res -= (ssize_t)back;
-		}
-		/* Advance the caller's iovecs past what was read. */
-		size_t skip = (size_t)res;
-
-		while (iovcnt && skip >= iov->iov_len) {
-			skip -= iov->iov_len;
-			iov++;
-			iovcnt--;
-		}
-		if (iovcnt) {
-			iov->iov_base = (char *)iov->iov_base + skip;
-			iov->iov_len -= skip;
-		}
-	}
-	return (ssize_t)done;
-}
-
-/* After data came from disk for [from, to) of a folio: keep the rule that
- * cached bytes past i_size are zero. */
-static void zero_past_eof(struct wtio_inode *inode, struct wtio_folio *folio,
-			  uint32_t from, uint32_t to, size_t got)
-{
-	int64_t base = (int64_t)atomic_load(&folio->index) <<
-		       inode->ctx->folio_shift;
-	int64_t eof = wtio_inode_size(inode) - base;
-	uint32_t z = from + (uint32_t)got;
-
-	/* Short read: the disk file ends there. Past i_size: the disk may
-	 * hold a block tail that wtio's size does not cover. */
-	if (eof < (int64_t)z)
-		z = eof <= (int64_t)from ? from : (uint32_t)eof;
-	if (z < to)
-		memset(folio->data + z, 0, to - z);
-}
-
-int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
-			   uint64_t mask)
-{
-	uint64_t todo = mask & ~atomic_load(&folio->ifs_uptodate);
-	uint32_t bs = inode->block_size;
-	int64_t base = (int64_t)atomic_load(&folio->index) <<
-		       inode->ctx->folio_shift;
-
-	while (todo) {
-		uint32_t first = (uint32_t)__builtin_ctzll(todo);
-		/* ctz(0) is undefined: a run of all 64 blocks is n = 64. */
-		uint32_t n = ~(todo >> first) ?
-			(uint32_t)__builtin_ctzll(~(todo >> first)) : 64u;
-		uint64_t run = (first + n >= 64) ? ~0ull << first :
-			((1ull << n) - 1) << first;
-		uint32_t from = first * bs, to = (first + n) * bs;
-		struct iovec v = { folio->data + from, to - from };
-		ssize_t got = read_full(inode, &v, 1, base + from, to - from);
-
-		if (got < 0)
-			return (int)got;
-		zero_past_eof(inode, folio, from, to, (size_t)got);
-		wtio_ifs_set_uptodate(inode, folio, run);
-		todo &= ~run;
-	}
-	return 0;
-}
-
-/* Blocks of folio index that lie (at least partly) below size. */
-static uint64_t blocks_below(struct wtio_inode *inode, uint64_t index,
-			     int64_t size)
-{
-	int64_t base = (int64_t)index << inode->ctx->folio_shift;
-	int64_t in = size - base;
-
-	if (in <= 0)
-		return 0;
-	if (in >= inode->ctx->folio_size)
-		return wtio_ifs_all(inode);
-	return wtio_ifs_mask(inode, 0, (uint32_t)in);
-}
-
-/* Sequential detection per handle, like the kernel's file_ra_state. */
-static uint32_t readahead_window(struct wtio_file *file, off_t off,
-				 size_t len)
-{
-	struct wtio_ctx *ctx = file->ctx;
-	uint32_t max = ctx->cfg.readahead_max;
-	uint32_t w = atomic_load_explicit(&file->ra_window, memory_order_relaxed);
-
-	if (!max)
-		return 0;
-	int64_t next = atomic_load_explicit(&file->ra_next,
-					   memory_order_relaxed);
-
-	/* Only misses update the state, so a sequential reader's next miss
-	 * comes where the last readahead ended, or (after a miss read
-	 * without readahead) within a folio of where the last read ended. */
-	if (off != 0 && (off < next || off - next >= ctx->folio_size)) {
-		w = 0;
-	} else {
-		w = w ? w * 2 : 4 * ctx->folio_size;
-		if (w > max)
-			w = max;
-	}
-	atomic_store_explicit(&file->ra_window, w, memory_order_relaxed);
-	atomic_store_explicit(&file->ra_next, off + (off_t)len,
-			      memory_order_relaxed);
-	return w;
-}
 
 /*
  * A cache hit served without the bucket lock, a reference or the folio
@@ -197,11 +36,11 @@ static uint32_t readahead_window(struct wtio_file *file, off_t off,
  */
 static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 			      uint32_t from, uint32_t to,
-			      struct wtio_iov_iter *it)
+			      struct wtio_iov_iter *it, struct wtio_folio **mark)
 {
 	struct wtio_folio *f;
 	struct wtio_iov_iter start = *it;
-	uint32_t seq;
+	uint32_t seq, state;
 
 	if (WTIO_TSAN)
 		return false;
@@ -227,10 +66,23 @@ static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 	}
 keep:
 	WTIO_TEST_HOOK(WTIO_TP_HIT_OK, f);
-	if (!(atomic_load_explicit(&f->state, memory_order_relaxed) &
-	      FOLIO_REFERENCED))
+	state = atomic_load_explicit(&f->state, memory_order_relaxed);
+	if (!(state & FOLIO_REFERENCED))
 		wtio_folio_set_flag(f, FOLIO_REFERENCED);
+	/* Only a hint for the caller (readahead.c), checked again there. */
+	if (state & FOLIO_READAHEAD)
+		*mark = f;
 	return true;
+}
+
+/* A read reached the first folio of an asynchronous readahead window
+ * (folio held, file lock held): start the next one. */
+static void read_ahead_mark(struct wtio_file *file, struct wtio_folio *f,
+			    int64_t isize, bool ra_ok)
+{
+	if (ra_ok && (atomic_load_explicit(&f->state, memory_order_relaxed) &
+		      FOLIO_READAHEAD))
+		wtio_ra_marked(file, f, isize);
 }
 
 /*
@@ -248,7 +100,8 @@ keep:
  */
 static ssize_t read_cached_unlocked(struct wtio_inode *inode,
 				    const struct iovec *iov, int iovcnt,
-				    off_t off, size_t len)
+				    off_t off, size_t len,
+				    struct wtio_folio **mark)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	struct wtio_iov_iter it;
@@ -274,7 +127,8 @@ static ssize_t read_cached_unlocked(struct wtio_inode *inode,
 	while (done < len) {
 		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
 
-		if (!read_hit_unlocked(inode, sp.index, sp.from, sp.to, &it))
+		if (!read_hit_unlocked(inode, sp.index, sp.from, sp.to, &it,
+				       mark))
 			return -1;
 		done += sp.to - sp.from;
 		nr++;
@@ -341,13 +195,13 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 	/* Every folio but the last lies below isize whole: the iovecs are
 	 * one contiguous range of the file. */
 	for (k = 0; k < n; k++) {
-		blocks[k] = blocks_below(inode, index + (uint64_t)k, isize);
+		blocks[k] = wtio_blocks_below(inode, index + (uint64_t)k, isize);
 		iov[k].iov_base = v[k]->data;
 		iov[k].iov_len = (uint32_t)(64 - __builtin_clzll(blocks[k])) *
 				 inode->block_size;
 		bytes += iov[k].iov_len;
 	}
-	got = read_full(inode, iov, n, (off_t)(index << ctx->folio_shift),
+	got = wtio_read_full(inode, iov, n, (off_t)(index << ctx->folio_shift),
 			bytes);
 	if (got < 0)
 		ret = (int)got;
@@ -362,7 +216,7 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 				have = ctx->folio_size;
 			/* Blocks past the end stay not uptodate: the file
 			 * may grow under them from outside (a shim peer). */
-			zero_past_eof(inode, v[k], 0, ctx->folio_size, have);
+			wtio_zero_past_eof(inode, v[k], 0, ctx->folio_size, have);
 			wtio_ifs_set_uptodate(inode, v[k], blocks[k]);
 		}
 		if (mine && !ret) {
@@ -387,12 +241,16 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 	}
 	if (nr_ahead)
 		wtio_stat_add(ctx, readahead, nr_ahead);
-	/* The stream's next miss is where the readahead ends. */
-	if (window)
+	/* The stream's next miss is where the readahead ends; with a
+	 * completion thread, the next window is on its way already. */
+	if (window) {
 		atomic_store_explicit(&file->ra_next,
 				      (int64_t)((index + (uint64_t)n) <<
 						ctx->folio_shift),
 				      memory_order_relaxed);
+		if (!ret)
+			wtio_ra_async(file, index + (uint64_t)n, window, isize);
+	}
 	return ret;
 }
 
@@ -403,6 +261,8 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
 	bool dontcache = flags & WTIO_DONTCACHE;
+	bool ra_ok = !dontcache && !nowait;
+	struct wtio_folio *mark = NULL;
 	bool ra_done;
 	struct wtio_iov_iter it;
 	size_t len = 0, done = 0;
@@ -412,10 +272,23 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 
 	len = wtio_iov_length(iov, iovcnt);
 	if (len) {
-		ssize_t got = read_cached_unlocked(inode, iov, iovcnt, off, len);
+		ssize_t got = read_cached_unlocked(inode, iov, iovcnt, off, len,
+						   &mark);
 
-		if (got >= 0)
+		if (got < 0) {
+			mark = NULL;
+		} else {
+			/* Readahead creates folios: only under the lock,
+			 * and only if it can be had at once. */
+			if (mark && ra_ok && !wtio_rwsem_lock(inode, true, true)) {
+				if (atomic_load(&mark->inode) == inode)
+					read_ahead_mark(file, mark,
+							wtio_inode_size(inode),
+							true);
+				wtio_rwsem_unlock(inode);
+			}
 			return got;
+		}
 	}
 	if (wtio_rwsem_lock(inode, true, nowait))
 		return -EAGAIN;
@@ -438,9 +311,12 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		struct wtio_folio *f;
 		bool created;
 
-		if (read_hit_unlocked(inode, index, from, to, &it)) {
+		if (read_hit_unlocked(inode, index, from, to, &it, &mark)) {
 			wtio_stat_add(ctx, hits, 1);
 			done += to - from;
+			if (mark && atomic_load(&mark->inode) == inode)
+				read_ahead_mark(file, mark, isize, ra_ok);
+			mark = NULL;
 			continue;
 		}
 		f = wtio_folio_lookup(inode, index);
@@ -462,6 +338,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 				wtio_stat_add(ctx, hits, 1);
 				wtio_iter_copy(&it, f->data + from, to - from,
 					       true);
+				read_ahead_mark(file, f, isize, ra_ok);
 				wtio_folio_unlock(f);
 				wtio_folio_put(ctx, f);
 				done += to - from;
@@ -475,13 +352,15 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			ret = -EAGAIN;
 			break;
 		}
-		if (!ra_done) {
-			window = readahead_window(file, off, len);
-			ra_done = true;
-		}
 		ret = wtio_folio_get_locked(inode, index, false, &f, &created);
 		if (ret)
 			break;
+		/* Only a folio that was not there is a miss of the stream:
+		 * one being read ahead (locked until its I/O ends) is not. */
+		if (created && !ra_done) {
+			window = wtio_ra_window(file, off, len);
+			ra_done = true;
+		}
 		if (created) {
 			ret = read_run(file, f, off, len, &done, &it, isize,
 				       window, dontcache);
@@ -491,9 +370,11 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		}
 		if (!wtio_ifs_range_uptodate(inode, f, from, to))
 			ret = wtio_folio_read_blocks(inode, f,
-					blocks_below(inode, index, isize));
-		if (!ret)
+					wtio_blocks_below(inode, index, isize));
+		if (!ret) {
 			wtio_iter_copy(&it, f->data + from, to - from, true);
+			read_ahead_mark(file, f, isize, ra_ok);
+		}
 		wtio_folio_unlock(f);
 		wtio_folio_put(ctx, f);
 		if (ret)

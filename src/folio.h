@@ -40,6 +40,9 @@
 #define FOLIO_DROPBEHIND	(1u << 5)
 #define FOLIO_REFERENCED	(1u << 6)	/* CLOCK second chance */
 #define FOLIO_ERROR		(1u << 7)	/* last write of it failed */
+/* First folio of an asynchronous readahead window: the read that reaches
+ * it starts the next window (the kernel's PG_readahead). */
+#define FOLIO_READAHEAD		(1u << 8)
 
 struct wtio_inode;
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* read.h - the buffered read path and filling folios from disk
- * (buffered_read.c). */
+/* read.h - the buffered read path (buffered_read.c) and filling folios
+ * from disk (read_io.c). */
 #ifndef WTIO_READ_H
 #define WTIO_READ_H
 
