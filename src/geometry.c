@@ -38,6 +38,8 @@
 #define GEO_MIN_ALIGN 512u
 /* Anything larger than this from sysfs or statx is not believed. */
 #define GEO_MAX_ALIGN (1u << 24)
+/* wtio's own cap on a file's size; it also bounds the size arithmetic. */
+#define GEO_MAX_FILE_SIZE ((int64_t)1 << 62)
 
 #ifndef AT_EMPTY_PATH
 #define AT_EMPTY_PATH 0x1000
@@ -47,6 +49,9 @@
 #define WTIO_STATX_BASIC_STATS 0x000007ffU
 #define WTIO_STATX_DIOALIGN 0x00002000U
 #define WTIO_STATX_WRITE_ATOMIC 0x00010000U
+#define WTIO_STATX_MNT_ID_UNIQUE 0x00004000U
+/* What inode set-up needs from the call: type, mode, inode, size. */
+#define WTIO_STATX_IDENTITY 0x00000303U
 
 /* The kernel's struct statx (include/uapi/linux/stat.h), 256 bytes. */
 struct wtio_statx_timestamp {
@@ -178,7 +183,8 @@ static int geo_statx(int fd, struct wtio_statx *stx)
 	memset(stx, 0, sizeof(*stx));
 	if (wtio_sys_syscall(SYS_statx, fd, "", AT_EMPTY_PATH,
 			     WTIO_STATX_BASIC_STATS | WTIO_STATX_DIOALIGN |
-			     WTIO_STATX_WRITE_ATOMIC, stx) == 0)
+			     WTIO_STATX_WRITE_ATOMIC | WTIO_STATX_MNT_ID_UNIQUE,
+			     stx) == 0)
 		return 0;
 	return -errno;
 #else
@@ -311,101 +317,217 @@ static int stripe_from_sysfs(unsigned int maj, unsigned int min,
 	return 1;
 }
 
-int wtio_geometry_probe(int fd, struct wtio_geometry *geo)
+/* A stat of the file from fstat, for the fields statx did not give. */
+static int geo_fstat(int fd, struct wtio_file_stat *st)
+{
+	struct stat kst;
+
+	if (wtio_sys_fstat(fd, &kst) != 0)
+		return -errno;
+	st->mode = kst.st_mode;
+	st->dev = kst.st_dev;
+	st->ino = kst.st_ino;
+	st->size = kst.st_size;
+	return 0;
+}
+
+int wtio_geometry_stat(int fd, struct wtio_file_stat *st)
 {
 	struct wtio_statx stx;
-	unsigned int maj = 0, min = 0;
-	int have_dev = 0;
-	uint32_t mode = 0;
-	struct statfs sfs;
 	int ret;
 
-	if (!geo)
-		return -EINVAL;
+	memset(st, 0, sizeof(*st));
+	if (fd < 0)
+		return -EBADF;
+	ret = geo_statx(fd, &stx);
+	if (ret == -ENOSYS || ret == -EPERM) {
+		/* Old kernel or a seccomp filter: fstat still works. */
+		struct stat kst;
 
-	/* The fallbacks, so that every return leaves a usable answer. */
+		if (wtio_sys_fstat(fd, &kst) != 0)
+			return -errno;
+		memset(&stx, 0, sizeof(stx));
+		stx.stx_mask = WTIO_STATX_BASIC_STATS;
+		stx.stx_mode = (uint16_t)kst.st_mode;
+		stx.stx_ino = kst.st_ino;
+		stx.stx_size = (uint64_t)kst.st_size;
+		if (kst.st_blksize > 0)
+			stx.stx_blksize = (uint32_t)kst.st_blksize;
+		stx.stx_dev_major = major(kst.st_dev);
+		stx.stx_dev_minor = minor(kst.st_dev);
+		stx.stx_rdev_major = major(kst.st_rdev);
+		stx.stx_rdev_minor = minor(kst.st_rdev);
+	} else if (ret) {
+		return ret;
+	}
+	st->mask = stx.stx_mask;
+	st->mode = stx.stx_mode;
+	st->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	st->ino = stx.stx_ino;
+	st->size = (int64_t)stx.stx_size;
+	/* A filesystem may leave basic fields out of statx: fstat has them. */
+	if ((stx.stx_mask & WTIO_STATX_IDENTITY) != WTIO_STATX_IDENTITY) {
+		ret = geo_fstat(fd, st);
+		if (ret)
+			return ret;
+	}
+	st->blksize = stx.stx_blksize;
+	if (stx.stx_mask & WTIO_STATX_DIOALIGN) {
+		st->dio_mem_align = stx.stx_dio_mem_align;
+		st->dio_offset_align = stx.stx_dio_offset_align;
+	}
+	if (stx.stx_mask & WTIO_STATX_WRITE_ATOMIC) {
+		st->atomic_unit_min = stx.stx_atomic_write_unit_min;
+		st->atomic_unit_max = stx.stx_atomic_write_unit_max;
+		st->atomic_segments_max = stx.stx_atomic_write_segments_max;
+	}
+	if (stx.stx_mask & WTIO_STATX_MNT_ID_UNIQUE)
+		st->mnt_id = stx.stx_mnt_id;
+	/* The block device whose queue limits apply. */
+	if (S_ISBLK(st->mode)) {
+		st->bdev_major = stx.stx_rdev_major;
+		st->bdev_minor = stx.stx_rdev_minor;
+	} else if (S_ISREG(st->mode) || S_ISDIR(st->mode)) {
+		/* Major 0 is an anonymous device (tmpfs, btrfs, NFS, ...). */
+		st->bdev_major = stx.stx_dev_major;
+		st->bdev_minor = stx.stx_dev_minor;
+	}
+	return 0;
+}
+
+/*
+ * The largest size a file may have: the filesystem's s_maxbytes for it
+ * (ext4 gives files without extents a smaller one). lseek(SEEK_SET)
+ * accepts an offset up to exactly that and no further (vfs_setpos under
+ * generic_file_llseek_size, with the limit the write checks use), so a
+ * binary search finds it: about 63 lseeks, on our own descriptor, whose
+ * position no I/O uses (all of it is positional). pathconf
+ * (_PC_FILESIZEBITS) cannot tell: it says 64 on ext4, whose limit is
+ * 16 TiB - 4 KiB. A filesystem whose lseek refuses even 0 gets wtio's
+ * own cap, 2^62, which also bounds the size arithmetic.
+ */
+static bool seek_ok(int fd, int64_t off)
+{
+	return wtio_sys_lseek(fd, off, SEEK_SET) == off;
+}
+
+static int64_t max_bytes_search(int fd)
+{
+	int64_t lo = 0, hi = GEO_MAX_FILE_SIZE;
+
+	if (!seek_ok(fd, 0) || seek_ok(fd, hi))
+		return hi;
+	while (lo < hi) {
+		int64_t mid = lo + (hi - lo + 1) / 2;
+
+		if (seek_ok(fd, mid))
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/*
+ * Whether the search would find hint. The search rests on lseek
+ * accepting every offset up to the limit and none past it; on that same
+ * ground hint is the answer exactly when hint is accepted and hint + 1
+ * is not (or, for the cap, when the search returns the cap at once).
+ */
+static bool max_bytes_is(int fd, int64_t hint)
+{
+	if (hint >= GEO_MAX_FILE_SIZE)
+		return hint == GEO_MAX_FILE_SIZE &&
+		       (seek_ok(fd, GEO_MAX_FILE_SIZE) || !seek_ok(fd, 0));
+	return hint >= 0 && seek_ok(fd, hint) && !seek_ok(fd, hint + 1);
+}
+
+int64_t wtio_geometry_max_bytes(int fd, int64_t hint)
+{
+	int64_t v = hint > 0 && max_bytes_is(fd, hint) ? hint :
+		    max_bytes_search(fd);
+
+	wtio_sys_lseek(fd, 0, SEEK_SET);
+	return v;
+}
+
+void wtio_geometry_fs(int fd, const struct wtio_file_stat *st,
+		      struct wtio_fs_geometry *fs)
+{
+	unsigned int maj = st->bdev_major, min = st->bdev_minor;
+	struct wtio_geometry g;
+	struct statfs sfs;
+	uint64_t lbs = 0;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->stripe_source = "none";
+	if (maj && read_queue_attr(maj, min, "logical_block_size", &lbs) == 0)
+		fs->lbs_align = align_fix(lbs);
+	/* Stripe: XFS knows best; else the device's I/O hints. */
+	memset(&g, 0, sizeof(g));
+	g.stripe_source = "none";
+	if (!(fstatfs(fd, &sfs) == 0 &&
+	      (unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC &&
+	      stripe_from_xfs(fd, &g)) && maj)
+		stripe_from_sysfs(maj, min, &g);
+	fs->stripe_unit = g.stripe_unit;
+	fs->stripe_width = g.stripe_width;
+	fs->stripe_source = g.stripe_source;
+}
+
+void wtio_geometry_combine(const struct wtio_file_stat *st,
+			   const struct wtio_fs_geometry *fs,
+			   struct wtio_geometry *geo)
+{
+	uint32_t mem = align_fix(st->dio_mem_align);
+	uint32_t off = align_fix(st->dio_offset_align);
+
+	memset(geo, 0, sizeof(*geo));
+	geo->blksize = st->blksize ? st->blksize : GEO_DEFAULT_ALIGN;
+	/* Direct I/O alignment: statx's, else the device's logical block
+	 * size, else 4096. */
+	if (!mem || !off) {
+		mem = fs->lbs_align ? fs->lbs_align : GEO_DEFAULT_ALIGN;
+		off = mem;
+	}
+	geo->dio_mem_align = mem;
+	geo->dio_offset_align = off;
+	/* Untorn writes: all three or nothing. */
+	if (st->atomic_unit_min &&
+	    st->atomic_unit_max >= st->atomic_unit_min &&
+	    is_pow2(st->atomic_unit_min) && is_pow2(st->atomic_unit_max)) {
+		geo->atomic_unit_min = st->atomic_unit_min;
+		geo->atomic_unit_max = st->atomic_unit_max;
+		geo->atomic_segments_max = st->atomic_segments_max;
+	}
+	geo->stripe_unit = fs->stripe_unit;
+	geo->stripe_width = fs->stripe_width;
+	geo->stripe_source = fs->stripe_source;
+}
+
+static void geo_fallbacks(struct wtio_geometry *geo)
+{
 	memset(geo, 0, sizeof(*geo));
 	geo->dio_mem_align = GEO_DEFAULT_ALIGN;
 	geo->dio_offset_align = GEO_DEFAULT_ALIGN;
 	geo->blksize = GEO_DEFAULT_ALIGN;
 	geo->stripe_source = "none";
+}
 
-	if (fd < 0)
-		return -EBADF;
+int wtio_geometry_probe(int fd, struct wtio_geometry *geo)
+{
+	struct wtio_file_stat st;
+	struct wtio_fs_geometry fs;
+	int ret;
 
-	ret = geo_statx(fd, &stx);
-	if (ret == 0) {
-		mode = stx.stx_mode;
-		if (stx.stx_blksize)
-			geo->blksize = stx.stx_blksize;
-	} else if (ret == -ENOSYS || ret == -EPERM) {
-		/* Old kernel or a seccomp filter: fstat still works. */
-		struct stat st;
-
-		if (wtio_sys_fstat(fd, &st) != 0)
-			return -errno;
-		memset(&stx, 0, sizeof(stx));
-		mode = st.st_mode;
-		if (st.st_blksize > 0)
-			geo->blksize = (uint32_t)st.st_blksize;
-		stx.stx_dev_major = major(st.st_dev);
-		stx.stx_dev_minor = minor(st.st_dev);
-		stx.stx_rdev_major = major(st.st_rdev);
-		stx.stx_rdev_minor = minor(st.st_rdev);
-		stx.stx_mask = WTIO_STATX_BASIC_STATS;
-	} else {
+	if (!geo)
+		return -EINVAL;
+	/* The fallbacks, so that every return leaves a usable answer. */
+	geo_fallbacks(geo);
+	ret = wtio_geometry_stat(fd, &st);
+	if (ret)
 		return ret;
-	}
-
-	/* The block device whose queue limits apply. */
-	if (S_ISBLK(mode)) {
-		maj = stx.stx_rdev_major;
-		min = stx.stx_rdev_minor;
-		have_dev = 1;
-	} else if (S_ISREG(mode) || S_ISDIR(mode)) {
-		maj = stx.stx_dev_major;
-		min = stx.stx_dev_minor;
-		/* Major 0 is an anonymous device (tmpfs, btrfs, NFS, ...). */
-		have_dev = maj != 0;
-	}
-
-	/* Direct I/O alignment. */
-	if ((stx.stx_mask & WTIO_STATX_DIOALIGN) &&
-	    stx.stx_dio_mem_align && stx.stx_dio_offset_align &&
-	    align_fix(stx.stx_dio_mem_align) &&
-	    align_fix(stx.stx_dio_offset_align)) {
-		geo->dio_mem_align = align_fix(stx.stx_dio_mem_align);
-		geo->dio_offset_align = align_fix(stx.stx_dio_offset_align);
-	} else {
-		uint64_t lbs = 0;
-		uint32_t a = 0;
-
-		if (have_dev &&
-		    read_queue_attr(maj, min, "logical_block_size", &lbs) == 0)
-			a = align_fix(lbs);
-		if (a == 0)
-			a = GEO_DEFAULT_ALIGN;
-		geo->dio_mem_align = a;
-		geo->dio_offset_align = a;
-	}
-
-	/* Untorn writes: all three or nothing. */
-	if ((stx.stx_mask & WTIO_STATX_WRITE_ATOMIC) &&
-	    stx.stx_atomic_write_unit_min &&
-	    stx.stx_atomic_write_unit_max >= stx.stx_atomic_write_unit_min &&
-	    is_pow2(stx.stx_atomic_write_unit_min) &&
-	    is_pow2(stx.stx_atomic_write_unit_max)) {
-		geo->atomic_unit_min = stx.stx_atomic_write_unit_min;
-		geo->atomic_unit_max = stx.stx_atomic_write_unit_max;
-		geo->atomic_segments_max = stx.stx_atomic_write_segments_max;
-	}
-
-	/* Stripe: XFS knows best; else the device's I/O hints. */
-	if (fstatfs(fd, &sfs) == 0 &&
-	    (unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC &&
-	    stripe_from_xfs(fd, geo))
-		return 0;
-	if (have_dev)
-		stripe_from_sysfs(maj, min, geo);
+	wtio_geometry_fs(fd, &st, &fs);
+	wtio_geometry_combine(&st, &fs, geo);
 	return 0;
 }

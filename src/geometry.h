@@ -3,7 +3,9 @@
 #ifndef WTIO_GEOMETRY_H
 #define WTIO_GEOMETRY_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct wtio_geometry {
 	/* Direct I/O alignment (statx STATX_DIOALIGN; fallback: the device's
@@ -26,8 +28,47 @@ struct wtio_geometry {
 	const char *stripe_source;
 };
 
+/* What one statx of an open file says: its identity and size, and the
+ * per-file part of its geometry (0 where statx did not say). */
+struct wtio_file_stat {
+	mode_t mode;
+	dev_t dev;
+	ino_t ino;
+	int64_t size;
+	uint32_t mask;			/* statx's result mask */
+	uint32_t blksize;
+	uint32_t dio_mem_align, dio_offset_align;
+	uint32_t atomic_unit_min, atomic_unit_max, atomic_segments_max;
+	/* The block device whose queue limits apply; major 0: none. */
+	unsigned int bdev_major, bdev_minor;
+	uint64_t mnt_id;		/* unique mount id; 0: unknown */
+};
+
+/* The part of the geometry that is the filesystem's and its device's,
+ * the same for every file of one mount. */
+struct wtio_fs_geometry {
+	uint32_t lbs_align;		/* logical block size; 0: unknown */
+	uint32_t stripe_unit, stripe_width;
+	const char *stripe_source;
+};
+
 /* Probe the geometry of an open file. Returns 0 or a negative errno; on
  * error the fallbacks are filled in anyway. */
 int wtio_geometry_probe(int fd, struct wtio_geometry *geo);
+
+/* The pieces of wtio_geometry_probe: one statx (fstat where statx is
+ * refused), the per-filesystem probes (statfs, the XFS ioctl, sysfs),
+ * and the two put together. */
+int wtio_geometry_stat(int fd, struct wtio_file_stat *st);
+void wtio_geometry_fs(int fd, const struct wtio_file_stat *st,
+		      struct wtio_fs_geometry *fs);
+void wtio_geometry_combine(const struct wtio_file_stat *st,
+			   const struct wtio_fs_geometry *fs,
+			   struct wtio_geometry *geo);
+
+/* The largest size the regular file behind fd may have (capped at 2^62):
+ * hint when a few lseeks show it is the answer, else a binary search.
+ * Leaves the descriptor's position at 0. */
+int64_t wtio_geometry_max_bytes(int fd, int64_t hint);
 
 #endif

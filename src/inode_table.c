@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * inode_table.c - the context's table of open inodes: at open the inode
- * of a descriptor is found, or set up (geometry, size limit); at the
- * last close it is freed once no completion uses it.
+ * of a descriptor is found, or set up (geometry, size limit) outside the
+ * table's lock; at the last close it is freed once no completion uses
+ * it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,24 +12,25 @@
 #include <unistd.h>
 
 #include "inode_table.h"
+#include "geometry_cache.h"
 #include "reserve.h"
 #include "folio.h"
 #include "ctx.h"
 #include "inode.h"
 #include "sys.h"
 
-#define WTIO_MAX_FILE_SIZE ((int64_t)1 << 62)
-
 static uint32_t round_down_pow2(uint32_t v)
 {
 	return v ? 1u << (31 - __builtin_clz(v)) : 0;
 }
 
-static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode)
+static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode,
+				const struct wtio_file_stat *st)
 {
 	uint32_t bs;
 
-	wtio_geometry_probe(inode->fd, &inode->geo);
+	wtio_geometry_probe_cached(inode->fd, st, &inode->geo,
+				   &inode->max_bytes);
 	bs = inode->geo.dio_offset_align;
 	if (bs < 512)
 		bs = 512;
@@ -61,40 +63,9 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode)
 	return 0;
 }
 
-/*
- * The largest size this file may have: the filesystem's s_maxbytes for
- * it (ext4 gives files without extents a smaller one). lseek(SEEK_SET)
- * accepts an offset up to exactly that and no further (vfs_setpos under
- * generic_file_llseek_size, with the limit the write checks use), so a
- * binary search finds it: about 63 lseeks, once per inode, on our own
- * descriptor, whose position no I/O uses (all of it is positional).
- * pathconf(_PC_FILESIZEBITS) cannot tell: it says 64 on ext4, whose
- * limit is 16 TiB - 4 KiB. A filesystem whose lseek refuses even 0 gets
- * wtio's own cap, 2^62, which also bounds the size arithmetic.
- */
-static int64_t probe_max_bytes(int fd)
-{
-	int64_t lo = 0, hi = WTIO_MAX_FILE_SIZE;
-
-	if (wtio_sys_lseek(fd, 0, SEEK_SET) != 0 ||
-	    wtio_sys_lseek(fd, hi, SEEK_SET) == hi) {
-		wtio_sys_lseek(fd, 0, SEEK_SET);
-		return hi;
-	}
-	while (lo < hi) {
-		int64_t mid = lo + (hi - lo + 1) / 2;
-
-		if (wtio_sys_lseek(fd, mid, SEEK_SET) == mid)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	wtio_sys_lseek(fd, 0, SEEK_SET);
-	return lo;
-}
-
 static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
-				    const struct stat *st, bool writable)
+				    const struct wtio_file_stat *st,
+				    bool writable)
 {
 	struct wtio_inode *inode = calloc(1, sizeof(*inode));
 
@@ -105,13 +76,12 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	inode->ctx = ctx;
 	inode->fd = fd;
 	inode->fd_writable = writable;
-	inode->dev = st->st_dev;
-	inode->ino = st->st_ino;
-	atomic_store(&inode->i_size, st->st_size);
-	atomic_store(&inode->disk_size_lb, st->st_size);
-	inode->max_bytes = probe_max_bytes(fd);
+	inode->dev = st->dev;
+	inode->ino = st->ino;
+	atomic_store(&inode->i_size, st->size);
+	atomic_store(&inode->disk_size_lb, st->size);
 	atomic_store(&inode->tail_guard, INT64_MAX);
-	if (inode_setup_geometry(ctx, inode)) {
+	if (inode_setup_geometry(ctx, inode, st)) {
 		free(inode);
 		errno = EOPNOTSUPP;
 		return NULL;
@@ -132,15 +102,11 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	return inode;
 }
 
-void wtio_inode_free(struct wtio_inode *inode)
+/* Free an inode's locks and memory; its descriptor is the caller's. */
+static void inode_destroy(struct wtio_inode *inode)
 {
-	pthread_mutex_lock(&inode->io_lock);
-	while (inode->io_refs)
-		pthread_cond_wait(&inode->io_cond, &inode->io_lock);
-	pthread_mutex_unlock(&inode->io_lock);
 	pthread_mutex_destroy(&inode->io_lock);
 	pthread_cond_destroy(&inode->io_cond);
-	wtio_sys_close(inode->fd);
 	pthread_rwlock_destroy(&inode->i_rwsem);
 	pthread_mutex_destroy(&inode->i_pages_lock);
 	pthread_mutex_destroy(&inode->dirty_lock);
@@ -151,49 +117,90 @@ void wtio_inode_free(struct wtio_inode *inode)
 	free(inode);
 }
 
+void wtio_inode_free(struct wtio_inode *inode)
+{
+	pthread_mutex_lock(&inode->io_lock);
+	while (inode->io_refs)
+		pthread_cond_wait(&inode->io_cond, &inode->io_lock);
+	pthread_mutex_unlock(&inode->io_lock);
+	wtio_sys_close(inode->fd);
+	inode_destroy(inode);
+}
+
+/* The context's inode of (dev, ino), or NULL. inodes_lock held. */
+static struct wtio_inode *inode_find(struct wtio_ctx *ctx, dev_t dev,
+				     ino_t ino)
+{
+	struct wtio_inode *inode;
+
+	for (inode = ctx->inodes; inode; inode = inode->next)
+		if (inode->dev == dev && inode->ino == ino)
+			return inode;
+	return NULL;
+}
+
+/* One more handle of an inode already set up; fd goes, once it gave
+ * the inode write access if the inode lacked it (dup3 swaps the
+ * descriptor atomically under I/O already submitted on the old one).
+ * inodes_lock held. */
+static void inode_share(struct wtio_inode *inode, int fd, bool writable)
+{
+	if (writable && !inode->fd_writable &&
+	    wtio_sys_dup3(fd, inode->fd, O_CLOEXEC) >= 0)
+		inode->fd_writable = true;
+	wtio_sys_close(fd);
+	inode->refs++;
+}
+
 /* Find or create the inode for an open descriptor; consumes fd. */
 int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 		   struct wtio_inode **inodep)
 {
-	struct wtio_inode *inode;
-	struct stat st;
+	struct wtio_inode *inode, *fresh;
+	struct wtio_file_stat st;
+	int ret;
 
-	if (wtio_sys_fstat(fd, &st) < 0) {
+	/* One statx: the identity, the size and the file's own geometry. */
+	ret = wtio_geometry_stat(fd, &st);
+	if (ret) {
+		wtio_sys_close(fd);
+		return ret;
+	}
+	if (!S_ISREG(st.mode)) {
+		wtio_sys_close(fd);
+		return S_ISDIR(st.mode) ? -EISDIR : -EINVAL;
+	}
+	pthread_mutex_lock(&ctx->inodes_lock);
+	inode = inode_find(ctx, st.dev, st.ino);
+	if (inode) {
+		inode_share(inode, fd, writable);
+		goto out;
+	}
+	/* A new inode is set up outside the lock: its probes are system
+	 * calls, and every open and last close of the context takes it. */
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	fresh = inode_new(ctx, fd, &st, writable);
+	if (!fresh) {
+		/* -ENOMEM, or -EOPNOTSUPP: no usable geometry. */
 		int err = -errno;
 
 		wtio_sys_close(fd);
 		return err;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		wtio_sys_close(fd);
-		return S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	}
 	pthread_mutex_lock(&ctx->inodes_lock);
-	for (inode = ctx->inodes; inode; inode = inode->next)
-		if (inode->dev == st.st_dev && inode->ino == st.st_ino)
-			break;
+	/* Another open of the file may have set it up meanwhile: a file
+	 * has one inode, one cache, in a context. */
+	inode = inode_find(ctx, st.dev, st.ino);
 	if (inode) {
-		/* dup3 swaps the descriptor atomically under I/O already
-		 * submitted on the old one. */
-		if (writable && !inode->fd_writable &&
-		    wtio_sys_dup3(fd, inode->fd, O_CLOEXEC) >= 0)
-			inode->fd_writable = true;
-		wtio_sys_close(fd);
-		inode->refs++;
-	} else {
-		inode = inode_new(ctx, fd, &st, writable);
-		if (!inode) {
-			/* -ENOMEM, or -EOPNOTSUPP: no usable geometry. */
-			int err = -errno;
-
-			pthread_mutex_unlock(&ctx->inodes_lock);
-			wtio_sys_close(fd);
-			return err;
-		}
-		inode->refs = 1;
-		inode->next = ctx->inodes;
-		ctx->inodes = inode;
+		inode_destroy(fresh);
+		inode_share(inode, fd, writable);
+		goto out;
 	}
+	inode = fresh;
+	inode->refs = 1;
+	inode->next = ctx->inodes;
+	ctx->inodes = inode;
+out:
 	ctx->nr_files++;
 	pthread_mutex_unlock(&ctx->inodes_lock);
 	*inodep = inode;
