@@ -58,18 +58,28 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 {
 	int acc = oflags & O_ACCMODE;
 	bool writable = acc != O_RDONLY;
+	int base = (oflags & (O_CREAT | O_EXCL | O_NOATIME)) | O_RDWR |
+		   O_DIRECT | O_CLOEXEC;
 	struct wtio_inode *inode = NULL;
 	struct wtio_file *file;
-	int fd, ret;
+	bool created = false;
+	int fd = -1, ret;
 
 	if ((oflags & ~WTIO_OPEN_FLAGS) || acc == O_ACCMODE)
 		return -EINVAL;
 	if ((oflags & O_TRUNC) && !writable)
 		return -EINVAL;
+	/* O_TRUNC truncates nothing in a file its open creates (the kernel
+	 * skips it), but our ftruncate would still cost the filesystem a
+	 * transaction for the times: the creation alone is asked first. */
+	if ((oflags & (O_CREAT | O_EXCL | O_TRUNC)) == (O_CREAT | O_TRUNC)) {
+		fd = wtio_sys_open(path, base | O_EXCL, mode);
+		created = fd >= 0;
+	}
 	/* The cache is shared by every handle: the backing descriptor must
 	 * be able to write back whoever dirtied it, so prefer read-write. */
-	fd = wtio_sys_open(path, (oflags & (O_CREAT | O_EXCL | O_NOATIME)) |
-			   O_RDWR | O_DIRECT | O_CLOEXEC, mode);
+	if (fd < 0)
+		fd = wtio_sys_open(path, base, mode);
 	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) &&
 	    !writable)
 		fd = wtio_sys_open(path, (oflags & O_NOATIME) | O_RDONLY |
@@ -99,7 +109,7 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 		file->default_flags |= WTIO_DSYNC;
 	atomic_store(&file->err_seen, wtio_errseq_sample(inode));
 	atomic_store(&file->magic, WTIO_FILE_MAGIC);
-	if (oflags & O_TRUNC) {
+	if ((oflags & O_TRUNC) && !created) {
 		ret = wtio_file_truncate(file, 0);
 		if (ret) {
 			wtio_file_close(file);
