@@ -91,6 +91,8 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	 * limit could never be written back, so the limit wtio enforces is
 	 * the last whole block below it. */
 	inode->max_bytes &= ~(int64_t)(inode->block_size - 1);
+	if (st->size == 0)
+		wtio_reserve_init_empty(inode);
 	pthread_rwlock_init(&inode->i_rwsem, NULL);
 	pthread_mutex_init(&inode->i_pages_lock, NULL);
 	pthread_mutex_init(&inode->dirty_lock, NULL);

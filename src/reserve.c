@@ -13,10 +13,12 @@
  * extents read as zeros, so sparse-file semantics hold. To keep that off
  * the common path each inode remembers one range [resv_start, resv_end)
  * known to be allocated: at the first write what SEEK_HOLE finds from 0
- * (an existing file's data), then what we allocated. A write inside it
- * costs nothing; an append extends it in chunks ahead (like XFS's
- * speculative preallocation: an eighth of the file, 1 MiB to 64 MiB), so
- * a stream of 4 KiB appends pays one fallocate per chunk. Not for DSYNC
+ * (an existing file's data; nothing, without a call, for a file empty
+ * at open), then what we allocated. A write inside it costs nothing; an
+ * append extends it in chunks ahead (like XFS's speculative
+ * preallocation: an eighth of the file, 1 MiB to 64 MiB), so a stream of
+ * 4 KiB appends pays one fallocate per chunk; below 64 KiB the chunk is
+ * the file's size, so a small file written whole reserves only itself. Not for DSYNC
  * writes: each one sets the exact size, which would free the chunk again
  * (XFS frees blocks past EOF on any truncate), so they reserve only
  * their own blocks.
@@ -75,6 +77,11 @@
 #define RESV_OFF	(-1)
 
 #define RESV_AHEAD_MIN	((int64_t)1 << 20)
+/* Below this size an append reserves as much again as the file has,
+ * not a chunk (XFS preallocates nothing speculatively for files under
+ * 64 KiB): a small file written whole and closed would otherwise
+ * allocate 1 MiB more and punch it out again at close. */
+#define RESV_AHEAD_FROM	((int64_t)64 << 10)
 #define RESV_AHEAD_MAX	((int64_t)64 << 20)
 
 #ifndef FALLOC_FL_UNSHARE_RANGE
@@ -132,6 +139,18 @@ static void resv_init(struct wtio_inode *inode)
 	inode->resv_max = inode->resv_end;
 	inode->resv_state = RESV_TRACK;
 	resv_cow_probe(inode);
+}
+
+void wtio_reserve_init_empty(struct wtio_inode *inode)
+{
+	/* What resv_init would find: SEEK_HOLE from 0 fails at EOF, and no
+	 * block of an empty file is shared (a clone into it makes it
+	 * longer). Blocks wtio writes through later are not counted: their
+	 * range is only allocated once more, a no-op. */
+	inode->resv_start = 0;
+	inode->resv_end = 0;
+	inode->resv_max = 0;
+	inode->resv_state = RESV_TRACK;
 }
 
 /* Allocate as much of [cur, end) as fits, from cur on; returns where the
@@ -441,7 +460,11 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	      inode->resv_end : a;
 	isize = wtio_inode_size(inode);
 	want = b;
-	if (ahead && b > isize) {
+	if (ahead && b > isize && isize < RESV_AHEAD_FROM) {
+		/* A small file: as much again as it has, so that one written
+		 * whole reserves just itself. */
+		want = (b + isize + u - 1) & ~(u - 1);
+	} else if (ahead && b > isize) {
 		int64_t chunk = isize / 8;
 
 		if (chunk < RESV_AHEAD_MIN)

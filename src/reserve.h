@@ -28,6 +28,10 @@ struct wtio_inode;
  */
 ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			   bool ahead);
+/* The backing file was empty when the inode was set up: start tracking
+ * with what the first write would have found, without its SEEK_HOLE and
+ * FIEMAP calls. */
+void wtio_reserve_init_empty(struct wtio_inode *inode);
 /* The backing file was set to size, and nothing lies past it: give back
  * what was reserved there. Caller holds i_rwsem (shared is enough with
  * inode->extend_lock). */
