@@ -375,8 +375,13 @@ void shim_adopt(int fd, int oflags)
 	fd_install(fd, o);
 	pthread_mutex_unlock(&reg_lock);
 	shim_debug("fd %d: %s served by wtio (oflags %#x)", fd, path, oflags);
-	/* A break that came before the registration: look now. */
-	shim_lease_kick();
+	/* A break that came before the registration found nothing to
+	 * demote: look now. The lease thread's own test, made here: while a
+	 * break is pending F_GETLEASE no longer says F_WRLCK, and a break
+	 * from now on finds the file registered. Waking the thread at every
+	 * open cost a context switch per served file. */
+	if (real.fcntl(lfd, F_GETLEASE) != F_WRLCK)
+		shim_lease_kick();
 	return;
 
 undo_truncated:

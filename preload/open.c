@@ -20,8 +20,9 @@ static bool takes_mode(int flags)
 }
 
 /* The open everything funnels into: the kernel opens the file (without
- * O_DIRECT, and without O_TRUNC, which wtio or the passthrough applies),
- * then the descriptor is served by wtio if its file is under the paths. */
+ * O_DIRECT, and without O_TRUNC, which wtio or the passthrough applies
+ * unless the open created the file), then the descriptor is served by
+ * wtio if its file is under the paths. */
 int shim_openat(int dirfd, const char *path, int flags, mode_t mode);
 int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 {
@@ -33,12 +34,24 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 	    (flags & __O_TMPFILE) == __O_TMPFILE)
 		return real.openat(dirfd, path, flags, mode);
 	kflags &= ~O_DIRECT;
-	if ((flags & O_ACCMODE) != O_RDONLY)
+	saved = errno;
+	fd = -1;
+	if ((flags & O_ACCMODE) != O_RDONLY) {
 		kflags &= ~O_TRUNC;
-	fd = real.openat(dirfd, path, kflags, mode);
+		/* A file this open creates has nothing to truncate (the
+		 * kernel skips it): ask for the creation alone first, and
+		 * spare it the ftruncate (a transaction for the times). */
+		if ((flags & (O_CREAT | O_EXCL | O_TRUNC)) ==
+		    (O_CREAT | O_TRUNC)) {
+			fd = real.openat(dirfd, path, kflags | O_EXCL, mode);
+			if (fd >= 0)
+				flags &= ~O_TRUNC;
+		}
+	}
+	if (fd < 0)
+		fd = real.openat(dirfd, path, kflags, mode);
 	if (fd < 0)
 		return fd;
-	saved = errno;
 	shim_adopt(fd, flags);
 	errno = saved;
 	return fd;

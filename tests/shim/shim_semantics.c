@@ -4,7 +4,9 @@
  * unmodified program run under wtio-run: O_APPEND and F_SETFL, dup'd
  * positions, stat sizes, stdio, fork, exit without close, mmap,
  * fallocate, truncate, copy_file_range, SEEK_DATA/SEEK_HOLE,
- * pwritev2 flags, and a second process on the same file.
+ * pwritev2 flags, a second process on the same file, and O_TRUNC on a
+ * file the open creates, one with data and one empty (whose mtime the
+ * truncation moves).
  *
  *   shim_semantics DIR          (DIR is served)
  */
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -255,6 +258,34 @@ static void t_rwf(const char *d)
 
 /* A second process on the same file: it passes through; the first stops
  * caching when it next takes a record lock. */
+static void t_trunc(const char *d)
+{
+	struct timeval old[2] = { { 946684800, 0 }, { 946684800, 0 } };
+	struct stat st;
+	int fd;
+
+	unlink(P(d, "trunc"));
+	fd = open(P(d, "trunc"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && fsize(fd) == 0);
+	CHECK(write(fd, "abcdef", 6) == 6);
+	close(fd);
+	CHECK(stat(P(d, "trunc"), &st) == 0 && st.st_size == 6);
+	fd = open(P(d, "trunc"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0 && fsize(fd) == 0);
+	CHECK(write(fd, "xy", 2) == 2);
+	close(fd);
+	CHECK(stat(P(d, "trunc"), &st) == 0 && st.st_size == 2);
+	CHECK(truncate(P(d, "trunc"), 0) == 0);
+	CHECK(utimes(P(d, "trunc"), old) == 0);
+	fd = open(P(d, "trunc"), O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(stat(P(d, "trunc"), &st) == 0 && st.st_size == 0 &&
+	      st.st_mtime > 946684800);
+	fd = open(P(d, "trunc"), O_RDWR | O_CREAT | O_EXCL | O_TRUNC, 0644);
+	CHECK(fd < 0 && errno == EEXIST);
+}
+
 static void t_peer(const char *d, const char *self)
 {
 	int fd = open(P(d, "peer"), O_RDWR | O_CREAT | O_TRUNC, 0644), p[2], st;
@@ -317,6 +348,7 @@ int main(int argc, char **argv)
 	t_mmap(argv[1]);
 	t_fallocate_copy(argv[1]);
 	t_rwf(argv[1]);
+	t_trunc(argv[1]);
 	t_peer(argv[1], argv[0]);
 	if (failures) {
 		fprintf(stderr, "shim_semantics: %d failures\n", failures);
