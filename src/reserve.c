@@ -296,9 +296,16 @@ static void resv_cow_add(struct wtio_inode *inode, int64_t start, int64_t end)
 
 /* First write: which ranges of the file share their blocks with another
  * file (a reflink copy, or its source). One FIEMAP call per 64 extents;
- * a filesystem without FIEMAP, or without sharing, leaves no map. */
+ * a filesystem without FIEMAP, or without sharing, leaves no map.
+ *
+ * The same pass finds how far from resv_end the file's blocks go on
+ * without a gap, up to its size: SEEK_HOLE takes preallocated
+ * (unwritten) extents for holes, and without this a file fallocated in
+ * full would pay one fallocate per random write. */
 static void resv_cow_probe(struct wtio_inode *inode)
 {
+	int64_t size = wtio_inode_size(inode), run = inode->resv_end;
+	bool gap = false;
 	union {
 		struct fiemap fm;
 		char buf[sizeof(struct fiemap) +
@@ -328,6 +335,19 @@ static void resv_cow_probe(struct wtio_inode *inode)
 				resv_cow_add(inode, (int64_t)e->fe_logical,
 					     (int64_t)(e->fe_logical +
 						       e->fe_length));
+			if ((int64_t)e->fe_logical > run)
+				gap = true;
+			else if (!gap && (int64_t)(e->fe_logical +
+						   e->fe_length) > run)
+				run = (int64_t)(e->fe_logical + e->fe_length);
+		}
+		/* Blocks past the size are not the file's to count on:
+		 * the last close gives back what lies there. */
+		if (run > size)
+			run = size;
+		if (run > inode->resv_end) {
+			inode->resv_end = run;
+			inode->resv_max = run;
 		}
 		e = &fm->fm_extents[fm->fm_mapped_extents - 1];
 		if ((e->fe_flags & FIEMAP_EXTENT_LAST) ||
