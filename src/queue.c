@@ -6,12 +6,15 @@
  * under writeback and submits the I/O itself, to a channel: a ring that
  * the queue's completion thread reaps. Completions therefore never wait
  * for the application to call wtio_queue_reap(): a folio under writeback
- * always has a thread that will end it. Backends without channels (psync)
+ * always has a thread that will end it. A reap that has to wait reaps
+ * the ring itself meanwhile (the completion thread stands back), which
+ * saves two thread switches an I/O. Backends without channels (psync)
  * complete the I/O inside submit, so the submitter finishes it at once.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,7 +40,7 @@ struct wtio_aio {
 	ssize_t copied;
 	int64_t end;
 	bool dsync_extending;
-	struct wtio_aio *next;
+	struct wtio_aio *next;		/* the queue's free list */
 };
 
 struct wtio_queue {
@@ -49,16 +52,22 @@ struct wtio_queue {
 	unsigned int cq_head, cq_count;
 	unsigned int inflight;		/* submitted and not yet reaped */
 	unsigned int in_io;		/* submitted and not yet completed */
+	/* depth of them, allocated with the queue: no allocation an I/O. */
+	struct wtio_aio *aios, *free_aios;
+	bool helping;			/* a reap is reaping the channel */
 	int efd;
 	/* Its channel and completion thread; reaper.chan NULL: I/O
 	 * completes in submit. */
 	struct wtio_reaper reaper;
 };
 
-static void queue_post(struct wtio_queue *q, uint64_t user_data, int64_t res)
+/* Post a completion and give back aio (NULL: none used). Once the lock
+ * is dropped the queue may be destroyed: nothing of it is touched after.
+ * The eventfd write is under the lock for that reason (it never blocks). */
+static void queue_post(struct wtio_queue *q, struct wtio_aio *aio,
+		       uint64_t user_data, int64_t res)
 {
 	struct wtio_cqe *cqe;
-	int efd;
 
 	pthread_mutex_lock(&q->lock);
 	cqe = &q->cqes[(q->cq_head + q->cq_count) % q->depth];
@@ -66,20 +75,24 @@ static void queue_post(struct wtio_queue *q, uint64_t user_data, int64_t res)
 	cqe->res = res;
 	q->cq_count++;
 	q->in_io--;
-	efd = q->efd;
+	if (aio) {
+		aio->next = q->free_aios;
+		q->free_aios = aio;
+	}
 	pthread_cond_broadcast(&q->done_cond);
-	pthread_mutex_unlock(&q->lock);
-	if (efd >= 0) {
+	if (q->efd >= 0) {
 		uint64_t one = 1;
-		ssize_t w = wtio_sys_write(efd, &one, sizeof(one));
+		ssize_t w = wtio_sys_write(q->efd, &one, sizeof(one));
 
 		(void)w;	/* a full counter still wakes the poller */
 	}
+	pthread_mutex_unlock(&q->lock);
 }
 
 static void aio_complete(struct wtio_aio *aio)
 {
 	int64_t res = aio->wbc.error ? aio->wbc.error : aio->copied;
+	struct wtio_inode *inode = aio->inode;
 
 	if (res > 0 && aio->dsync_extending) {
 		int err = wtio_dsync_finish(aio->inode, aio->end, true);
@@ -92,9 +105,8 @@ static void aio_complete(struct wtio_aio *aio)
 	/* A failed write leaves the size where it was: put it back
 	 * without waiting for any lock (a completion thread must not). */
 	wtio_inode_tail_end(aio->inode, &aio->wbc.undo, res < 0, true);
-	queue_post(aio->queue, aio->user_data, res);
-	wtio_inode_io_put(aio->inode);
-	free(aio);
+	queue_post(aio->queue, aio, aio->user_data, res);
+	wtio_inode_io_put(inode);
 }
 
 /* Last ioend of an aio completed (in the completion thread, or in the
@@ -108,6 +120,7 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 				  struct wtio_queue **queuep)
 {
 	struct wtio_queue *q;
+	unsigned int i;
 	int ret;
 
 	if (!ctx || !queuep || depth < 1 || depth > 4096)
@@ -116,9 +129,16 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 	if (!q)
 		return -ENOMEM;
 	q->cqes = calloc(depth, sizeof(*q->cqes));
-	if (!q->cqes) {
+	q->aios = calloc(depth, sizeof(*q->aios));
+	if (!q->cqes || !q->aios) {
+		free(q->cqes);
+		free(q->aios);
 		free(q);
 		return -ENOMEM;
+	}
+	for (i = 0; i < depth; i++) {
+		q->aios[i].next = q->free_aios;
+		q->free_aios = &q->aios[i];
 	}
 	q->ctx = ctx;
 	q->depth = depth;
@@ -141,6 +161,7 @@ out_free:
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->done_cond);
 	free(q->cqes);
+	free(q->aios);
 	free(q);
 	return ret;
 }
@@ -162,6 +183,7 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	pthread_mutex_destroy(&q->lock);
 	pthread_cond_destroy(&q->done_cond);
 	free(q->cqes);
+	free(q->aios);
 	free(q);
 	/* Last: from here on the context may be destroyed. */
 	pthread_mutex_lock(&ctx->inodes_lock);
@@ -170,8 +192,9 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 	return 0;
 }
 
-/* Reserve a slot for one request. */
-static int queue_reserve(struct wtio_queue *q)
+/* Reserve a slot for one request, and an aio for it when aiop is set
+ * (there is one for every slot). */
+static int queue_reserve(struct wtio_queue *q, struct wtio_aio **aiop)
 {
 	int ret = 0;
 
@@ -181,6 +204,10 @@ static int queue_reserve(struct wtio_queue *q)
 	} else {
 		q->inflight++;
 		q->in_io++;
+		if (aiop) {
+			*aiop = q->free_aios;
+			q->free_aios = (*aiop)->next;
+		}
 	}
 	pthread_mutex_unlock(&q->lock);
 	return ret;
@@ -204,19 +231,15 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	/* Write-back writes and untorn writes complete before submit
 	 * returns; only write-through is asynchronous. */
 	if (!(flags & WTIO_WRITETHROUGH) || (flags & WTIO_ATOMIC) || !len) {
-		if (queue_reserve(q))
+		if (queue_reserve(q, NULL))
 			return -EAGAIN;
 		ret = len ? wtio_file_write(file, &v, 1, off, flags) : 0;
-		queue_post(q, user_data, ret);
+		queue_post(q, NULL, user_data, ret);
 		return 0;
 	}
-	aio = calloc(1, sizeof(*aio));
-	if (!aio)
-		return -ENOMEM;
-	if (queue_reserve(q)) {
-		free(aio);
+	if (queue_reserve(q, &aio))
 		return -EAGAIN;
-	}
+	memset(aio, 0, sizeof(*aio));
 	aio->queue = q;
 	aio->inode = file->inode;
 	/* Until aio_complete: its DSYNC size step uses the inode after
@@ -266,11 +289,28 @@ WTIO_EXPORT int wtio_queue_pread(struct wtio_queue *q, struct wtio_file *file,
 	ret = wtio_check_rw(file, &v, 1, off, &flags, false);
 	if (ret < 0)
 		return (int)ret;
-	if (queue_reserve(q))
+	if (queue_reserve(q, NULL))
 		return -EAGAIN;
 	ret = len ? wtio_buffered_read(file, &v, 1, off, flags) : 0;
-	queue_post(q, user_data, ret);
+	queue_post(q, NULL, user_data, ret);
 	return 0;
+}
+
+/* One wait on the queue's channel in this thread, delivering what comes
+ * (queue_post then runs here). -ETIME once the deadline passed. */
+static int queue_help(struct wtio_queue *q, bool timed, uint64_t end_ns)
+{
+	struct timespec left;
+	uint64_t now;
+
+	if (!timed)
+		return wtio_reaper_help(&q->reaper, NULL);
+	now = wtio_now_ns();
+	if (now >= end_ns)
+		return -ETIME;
+	left.tv_sec = (time_t)((end_ns - now) / 1000000000ull);
+	left.tv_nsec = (long)((end_ns - now) % 1000000000ull);
+	return wtio_reaper_help(&q->reaper, &left);
 }
 
 WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
@@ -278,21 +318,41 @@ WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
 				int64_t timeout_ns)
 {
 	struct timespec deadline;
+	uint64_t end_ns = 0;
+	bool help = q && q->reaper.chan;
 	unsigned int n, i;
+	int ret;
 
 	if (!q || (!cqes && max) || min > max)
 		return -EINVAL;
-	if (timeout_ns >= 0)
+	if (timeout_ns >= 0) {
 		wtio_deadline_in_ns(&deadline, (uint64_t)timeout_ns);
+		end_ns = wtio_now_ns() + (uint64_t)timeout_ns;
+	}
 	pthread_mutex_lock(&q->lock);
 	/* Never wait for more than can still arrive. */
 	while (q->cq_count < min && q->cq_count < q->inflight) {
+		if (help && !q->helping) {
+			q->helping = true;
+			pthread_mutex_unlock(&q->lock);
+			ret = queue_help(q, timeout_ns >= 0, end_ns);
+			pthread_mutex_lock(&q->lock);
+			q->helping = false;
+			if (ret == -ETIME)
+				break;
+			/* Nothing on the ring (the I/O went elsewhere, or
+			 * another reaper has it): wait for the post. */
+			if (ret < 0)
+				help = false;
+			continue;
+		}
 		if (timeout_ns < 0) {
 			pthread_cond_wait(&q->done_cond, &q->lock);
 		} else if (pthread_cond_timedwait(&q->done_cond, &q->lock,
 						  &deadline) == ETIMEDOUT) {
 			break;
 		}
+		help = q->reaper.chan != NULL;
 	}
 	n = q->cq_count < max ? q->cq_count : max;
 	for (i = 0; i < n; i++) {

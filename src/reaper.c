@@ -2,23 +2,39 @@
 /*
  * reaper.c - a thread completing the I/O of one channel, so that a folio
  * under writeback always has a thread that will end it, whatever its
- * submitter does next.
+ * submitter does next; and the way for a thread that waits for the
+ * channel's completions to reap them itself, without the hop through
+ * the completion thread.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <time.h>
 
 #include "reaper.h"
 #include "io/io.h"
 
+/*
+ * While a helper waits on the ring, the thread stays off it: both would
+ * wake for every completion. It naps instead and looks again, so that
+ * once the helper goes (its caller stops waiting with I/O in flight)
+ * completions wait at most a nap for it.
+ */
+#define REAPER_NAP_NS	(1000 * 1000)
+
 static void *reaper_main(void *arg)
 {
 	struct wtio_reaper *r = arg;
 	/* Bounded waits only so that a stop is noticed. */
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	struct timespec nap = { 0, REAPER_NAP_NS };
 
-	while (!atomic_load(&r->stop) || (r->users && atomic_load(r->users)))
-		wtio_io_chan_reap(r->chan, 1, &ts);
+	while (!atomic_load(&r->stop) || (r->users && atomic_load(r->users))) {
+		if (atomic_load(&r->helpers))
+			nanosleep(&nap, NULL);
+		else
+			wtio_io_chan_reap(r->chan, 1, &ts);
+	}
 	return NULL;
 }
 
@@ -30,6 +46,7 @@ int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
 	r->be = be;
 	r->users = users;
 	atomic_store(&r->stop, false);
+	atomic_store(&r->helpers, 0);
 	r->chan = wtio_io_chan_open(be, entries, &ret);
 	if (!r->chan)
 		return ret;
@@ -40,6 +57,24 @@ int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
 		return -ret;
 	}
 	return 0;
+}
+
+int wtio_reaper_help(struct wtio_reaper *r, const struct timespec *timeout)
+{
+	/* A helper that came just after another reaper took the last
+	 * completion would wait for one that never comes: bound it. */
+	struct timespec ts = { 0, 2 * REAPER_NAP_NS };
+	unsigned int n = wtio_io_chan_inflight(r->chan);
+	int ret;
+
+	if (!n || n == UINT_MAX)
+		return -EAGAIN;
+	if (timeout && timeout->tv_sec <= 0 && timeout->tv_nsec < ts.tv_nsec)
+		ts = *timeout;
+	atomic_fetch_add(&r->helpers, 1);
+	ret = wtio_io_chan_reap(r->chan, 1, &ts);
+	atomic_fetch_sub(&r->helpers, 1);
+	return ret;
 }
 
 void wtio_reaper_stop(struct wtio_reaper *r)

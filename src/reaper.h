@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reaper.h - a channel of the backend and the thread that completes the
- * I/O submitted to it (reaper.c): the context's started writeback and
- * each queue have one.
+ * I/O submitted to it (reaper.c), helped by threads that wait for those
+ * completions: the context's started writeback and each queue have one.
  */
 #ifndef WTIO_REAPER_H
 #define WTIO_REAPER_H
@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 
 struct wtio_io_backend;
 struct wtio_io_chan;
@@ -22,12 +23,23 @@ struct wtio_reaper {
 	/* Work that still needs the thread (NULL: none counted): after a
 	 * stop it stays until this is 0. */
 	_Atomic uint64_t *users;
+	/* Threads reaping the channel themselves (wtio_reaper_help). */
+	_Atomic unsigned int helpers;
 };
 
 /* Open a channel of entries and start its thread: 0, or a negative
  * errno with r->chan NULL. */
 int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
 		      unsigned int entries, _Atomic uint64_t *users);
+/*
+ * Reap the channel in the calling thread, as its completion thread
+ * would, waiting at most timeout (NULL: a short while) for one
+ * completion; end_io runs here. For a thread that waits for what the
+ * completions post. Returns the number delivered (0: look again),
+ * -EAGAIN when nothing is in flight there (or the backend cannot say),
+ * or another negative errno.
+ */
+int wtio_reaper_help(struct wtio_reaper *r, const struct timespec *timeout);
 /* Stop the thread (once *users is 0) and close the channel. */
 void wtio_reaper_stop(struct wtio_reaper *r);
 

@@ -129,11 +129,12 @@ int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size);
 
 /*
  * Channels, only where wtio_io_can(be, WTIO_IO_CAP_CHANNELS): a ring any
- * thread may submit to, reaped by one thread, so completion does not
- * depend on the submitter coming back. wtio_io_chan_submit never fails
- * for well-formed requests: one it cannot queue is completed with the
- * error from the submitting thread. wtio_io_chan_reap returns the number
- * delivered, 0 on timeout.
+ * thread may submit to, reaped by its completion thread (and by whoever
+ * waits for its completions), so completion does not depend on the
+ * submitter coming back. wtio_io_chan_submit never fails for well-formed
+ * requests: one it cannot queue is completed with the error from the
+ * submitting thread. wtio_io_chan_reap returns the number delivered, 0
+ * on timeout or when, after one wait, other reapers took them all.
  */
 struct wtio_io_chan *wtio_io_chan_open(struct wtio_io_backend *be,
 				       unsigned int depth, int *err);
@@ -142,6 +143,9 @@ int wtio_io_chan_submit(struct wtio_io_chan *chan, struct wtio_io_req **reqs,
 int wtio_io_chan_reap(struct wtio_io_chan *chan, unsigned int min,
 		      const struct timespec *timeout);
 void wtio_io_chan_close(struct wtio_io_chan *chan);
+/* Requests of chan not yet taken off by a reap; UINT_MAX when the
+ * backend cannot say (then only its completion thread should reap). */
+unsigned int wtio_io_chan_inflight(struct wtio_io_chan *chan);
 
 /*
  * Send req again after a completion it already had (a short write's

@@ -6,6 +6,7 @@
  * what a backend can do.
  */
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -195,6 +196,12 @@ int wtio_io_chan_reap(struct wtio_io_chan *chan, unsigned int min,
 		      const struct timespec *timeout)
 {
 	return chan->be->ops->chan_reap(chan, min, timeout);
+}
+
+unsigned int wtio_io_chan_inflight(struct wtio_io_chan *chan)
+{
+	return chan->be->ops->chan_inflight ?
+	       chan->be->ops->chan_inflight(chan) : UINT_MAX;
 }
 
 void wtio_io_chan_close(struct wtio_io_chan *chan)

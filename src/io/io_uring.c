@@ -398,4 +398,5 @@ const struct wtio_io_ops wtio_io_uring_ops = {
 	.chan_submit	= wtio_uring_chan_submit,
 	.chan_reap	= wtio_uring_chan_reap,
 	.chan_close	= wtio_uring_chan_close,
+	.chan_inflight	= wtio_uring_chan_inflight,
 };

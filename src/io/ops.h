@@ -40,7 +40,13 @@
  *              completed with the error by calling its end_io from the
  *              submitting thread; chan_reap delivers in the calling
  *              thread and returns the number delivered, 0 on timeout;
- *              chan_close frees it (all its I/O reaped).
+ *              chan_close frees it (all its I/O reaped). chan_reap
+ *              may run in several threads at once (a queue's owner
+ *              waiting for its completions helps its completion
+ *              thread): each completion is delivered once, by one of
+ *              them; a reap that waited once returns with what it got,
+ *              maybe 0 (another took it). chan_inflight (optional)
+ *              counts what was submitted and not yet taken off.
  *
  *   Completion rules: every started request gets exactly one end_io, with
  *   the byte count (may be short; never more than asked) or a negative
@@ -53,8 +59,8 @@
  *   Threads: submit, reap, inflight and set_size are called from many
  *   threads at once, each about its own requests (keep per-thread state:
  *   io_priv.h's tstate helpers, or the psync engine below, do that);
- *   chan_submit from many threads at once; chan_reap from one thread at a
- *   time; setup and teardown from one thread, with no I/O running.
+ *   chan_submit and chan_reap from many threads at once; setup and
+ *   teardown from one thread, with no I/O running.
  *
  *   A backend that does its I/O synchronously need only write an
  *   executor for one request and build on the psync engine: setup =
@@ -95,6 +101,10 @@ struct wtio_io_ops {
 	int (*chan_reap)(struct wtio_io_chan *chan, unsigned int min,
 			 const struct timespec *timeout);
 	void (*chan_close)(struct wtio_io_chan *chan);
+	/* Optional (CHANNELS): requests submitted to chan whose completion
+	 * no reap has taken yet. Without it nobody but the channel's own
+	 * completion thread reaps it. */
+	unsigned int (*chan_inflight)(struct wtio_io_chan *chan);
 };
 
 /* Backends embed this first in their channel; the wrapper sets be. */

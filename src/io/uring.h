@@ -36,5 +36,6 @@ int wtio_uring_chan_submit(struct wtio_io_chan *chan,
 int wtio_uring_chan_reap(struct wtio_io_chan *chan, unsigned int min,
 			 const struct timespec *timeout);
 void wtio_uring_chan_close(struct wtio_io_chan *chan);
+unsigned int wtio_uring_chan_inflight(struct wtio_io_chan *chan);
 
 #endif /* WTIO_IO_URING_SHARED_H */
