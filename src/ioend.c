@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "ioend.h"
+#include "append_plug.h"
 #include "folio.h"
 #include "cache.h"
 #include "ctx.h"
@@ -216,7 +217,12 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	if (wbc->chan) {
 		/* Completed by the channel's reaper, maybe before this
 		 * returns: the ioend is not ours to touch any more. */
-		wtio_io_chan_submit(wbc->chan, &r, 1);
+		if (wbc->plug && ioend->io_extending &&
+		    wbc->ctx->wb_reaper.chan)
+			wtio_plug_submit(&wbc->ctx->wb_reaper, ioend->io_inode,
+					 r, wbc->ctx->cfg.max_io_size);
+		else
+			wtio_io_chan_submit(wbc->chan, &r, 1);
 		return 0;
 	}
 	ret = wtio_io_submit(be, &r, 1);

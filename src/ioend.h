@@ -33,6 +33,9 @@ struct wtio_wb_ctl {
 	bool defer;			/* collect ioends, submit later */
 	struct wtio_ioend *deferred;
 	struct wtio_io_chan *chan;	/* submit here instead (queues) */
+	/* With chan: I/O that may extend the file goes through the
+	 * append plug instead, merged (append_plug.h). */
+	bool plug;
 	/* Called from the completion of the last ioend in flight. */
 	void (*done)(struct wtio_wb_ctl *wbc);
 	/* Write-through: so that a failed write can undo its extension. */

@@ -262,6 +262,7 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	}
 	aio->wbc.done = aio_done;
 	aio->wbc.chan = q->reaper.chan;
+	aio->wbc.plug = true;
 	/* Our own reference, so the completion thread cannot finish (and
 	 * free) the aio while its ioends are still being submitted. */
 	atomic_fetch_add(&aio->wbc.inflight, 1);
