@@ -149,9 +149,14 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	ssize_t ret;
 	int err;
 
+	/* Submitted and waited for in one system call: nothing between
+	 * the submit and the reap blocks without reaping first (the gate's
+	 * wait reaps this thread's writes, as does a wait for a folio). */
+	wtio_io_plug(&file->inode->ctx->io, true);
 	ret = wtio_writethrough_copy(file, iov, iovcnt, off, flags, &wbc,
 				     false, &extending);
 	wtio_ioend_reap_all(&wbc);
+	wtio_io_plug(&file->inode->ctx->io, false);
 	err = atomic_load(&wbc.error);
 	if (!err && ret > 0 && extending && (flags & WTIO_DSYNC)) {
 		err = wtio_dsync_finish(file->inode, off + ret, false);

@@ -124,6 +124,13 @@ int wtio_io_reap(struct wtio_io_backend *be, unsigned int min_complete,
 		 const struct timespec *timeout);
 /* Requests this thread submitted and has not reaped. */
 unsigned int wtio_io_inflight(struct wtio_io_backend *be);
+/*
+ * Plug (on) and unplug (off) this thread's submissions: while plugged a
+ * submitted request may start only at this thread's next reap, which
+ * then submits and waits in one go, or at the unplug. Only for a caller
+ * that reaps what it submits before it blocks on anything else.
+ */
+void wtio_io_plug(struct wtio_io_backend *be, bool on);
 /* Set the size of a backing file (ftruncate(2)); 0 or a negative errno. */
 int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size);
 

@@ -155,6 +155,12 @@ int wtio_io_reap(struct wtio_io_backend *be, unsigned int min_complete,
 	return be->ops->reap(be, min_complete, timeout);
 }
 
+void wtio_io_plug(struct wtio_io_backend *be, bool on)
+{
+	if (be->ops->plug)
+		be->ops->plug(be, on);
+}
+
 unsigned int wtio_io_inflight(struct wtio_io_backend *be)
 {
 	return be->ops->inflight(be);

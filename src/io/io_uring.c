@@ -36,6 +36,8 @@ struct uring_ts {
 	struct wtio_io_doneq dq;
 	/* Slots of dq kept for requests of the batch being submitted. */
 	unsigned int held;
+	/* wtio_io_plug depth: submits leave the SQ to the next enter. */
+	unsigned int plugged;
 };
 
 static void uring_release(struct wtio_io_tstate *ts)
@@ -177,9 +179,26 @@ static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 	/*
 	 * A hard error leaves the SQEs queued; the next io_uring_enter (in
 	 * reap) submits them, and reports the error if it persists.
+	 * Plugged, that enter is the one that waits.
 	 */
-	uring_flush(uts);
+	if (!uts->plugged)
+		uring_flush(uts);
 	return 0;
+}
+
+static void uring_plug(struct wtio_io_backend *be, bool on)
+{
+	int err = 0;
+	struct uring_ts *uts = uring_ts_get(be, &err);
+
+	if (!uts)
+		return;	/* the submit finds the same error and says it */
+	if (on) {
+		uts->plugged++;
+	} else if (uts->plugged && !--uts->plugged &&
+		   io_uring_sq_ready(&uts->ring)) {
+		uring_flush(uts);
+	}
 }
 
 static int64_t now_ns(void)
@@ -399,4 +418,5 @@ const struct wtio_io_ops wtio_io_uring_ops = {
 	.chan_reap	= wtio_uring_chan_reap,
 	.chan_close	= wtio_uring_chan_close,
 	.chan_inflight	= wtio_uring_chan_inflight,
+	.plug		= uring_plug,
 };

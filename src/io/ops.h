@@ -105,6 +105,10 @@ struct wtio_io_ops {
 	 * no reap has taken yet. Without it nobody but the channel's own
 	 * completion thread reaps it. */
 	unsigned int (*chan_inflight)(struct wtio_io_chan *chan);
+	/* Optional: on, this thread's submits may wait to be started by its
+	 * next reap (one system call for both) or by the plug's end (off);
+	 * nested plugs count. */
+	void (*plug)(struct wtio_io_backend *be, bool on);
 };
 
 /* Backends embed this first in their channel; the wrapper sets be. */
