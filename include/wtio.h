@@ -84,7 +84,9 @@ struct wtio_config {
 	/* How often flushers look for expired data. Default 5000 ms. */
 	uint32_t writeback_interval_ms;
 	/* Largest single I/O wtio builds: a multiple of 4096, at least
-	 * folio_size and at most 64 MiB. Default 1 MiB. */
+	 * folio_size and at most 64 MiB. Default 1 MiB. On a striped
+	 * device rounded down to whole stripes (up to one stripe when a
+	 * stripe is larger). */
 	uint32_t max_io_size;
 	/* Largest sequential readahead window, at most cache_size / 4
 	 * (-EINVAL above). Default 128 KiB, or cache_size / 4 when that is
@@ -106,7 +108,8 @@ struct wtio_config {
 	 * 0 = take it from the filesystem (XFS sunit/swidth) or the block
 	 * device (sysfs minimum/optimal I/O size). stripe_unit must be a
 	 * multiple of 4096 and stripe_width a multiple of stripe_unit
-	 * (0: one unit; a width without a unit is -EINVAL). */
+	 * (0: one unit; a width without a unit is -EINVAL). I/Os are
+	 * aligned to the width: whole aligned stripes, or inside one. */
 	uint32_t stripe_unit;
 	uint32_t stripe_width;
 };
@@ -117,7 +120,7 @@ struct wtio_config {
 /* Do not register the cache memory as io_uring fixed buffers. */
 #define WTIO_CONFIG_NO_FIXED_BUFFERS (1u << 1)
 /* Ignore stripe geometry: build I/Os without cutting them at stripe
- * units (to measure what the alignment is worth). */
+ * boundaries (to measure what the alignment is worth). */
 #define WTIO_CONFIG_NO_STRIPE_ALIGN (1u << 2)
 /* Let the backing file grow ahead of appending write-through writes
  * (by 1/16 of its size, 1 to 64 MiB), so that concurrent appends land
@@ -361,7 +364,8 @@ struct wtio_stats {
 	uint64_t evictions;		/* folios evicted to make room */
 	uint64_t writeback_errors;	/* failed write I/Os */
 	uint64_t rmw_reads;		/* block reads for partial writes */
-	uint64_t stripe_splits;		/* I/Os cut at a stripe unit boundary */
+	uint64_t stripe_splits;		/* I/Os ended at a stripe boundary
+					 * that would have gone on */
 	uint64_t dropbehind_folios;	/* folios dropped by WTIO_DONTCACHE */
 	uint64_t atomic_writes;		/* untorn writes completed */
 	/* Since 0.2 (a program built against 0.1 gets the fields above). */

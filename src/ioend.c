@@ -10,6 +10,13 @@
  * max_io_size. A folio may feed several ioends when its dirty blocks are
  * not contiguous; wb_pending counts them and the last completion ends the
  * folio's writeback.
+ *
+ * On a striped device the ioends follow stripe.h's rule: whole aligned
+ * stripes, or inside one stripe. Runs are cut at stripe boundaries, an
+ * ioend that starts inside a stripe ends at its boundary, the size cap is
+ * whole stripes, and an ioend that ends inside a stripe after crossing a
+ * boundary (the data stopped there) gives that last part an I/O of its
+ * own, so the stripes before it go out whole.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -27,6 +34,7 @@
 #include "dirty.h"
 #include "errseq.h"
 #include "stats.h"
+#include "stripe.h"
 
 struct wtio_ioend {
 	struct wtio_io_req io_req;
@@ -36,6 +44,10 @@ struct wtio_ioend {
 	uint32_t io_size;		/* bytes */
 	uint32_t io_done;		/* bytes completed so far */
 	int io_nr_vecs;
+	/* Vectors and bytes before the last stripe boundary inside the
+	 * ioend (0: none), where a split keeps the stripes before whole. */
+	int io_stripe_vecs;
+	uint32_t io_stripe_bytes;
 	bool io_extending;		/* counted by wtio_inode_dio_write_begin */
 	struct iovec io_vecs[WTIO_IO_MAX_IOVECS];
 	struct iovec io_rest[WTIO_IO_MAX_IOVECS];	/* resubmission */
@@ -190,7 +202,7 @@ static void wbc_reap_own(void *arg)
 		wtio_io_reap(be, 1, NULL);
 }
 
-int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
+static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 {
 	struct wtio_io_backend *be = &wbc->ctx->io;
 	struct wtio_io_req *r = &ioend->io_req;
@@ -236,6 +248,66 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	return 0;
 }
 
+/*
+ * Move the vectors after the ioend's last stripe boundary to a new ioend,
+ * returned; NULL when there is no boundary inside, or no memory (the
+ * ioend then stays whole: one partial stripe more, never an error). The
+ * folio references and pending counts go with their vectors.
+ */
+static struct wtio_ioend *ioend_split_stripe(struct wtio_ioend *io)
+{
+	int k = io->io_stripe_vecs, m = io->io_nr_vecs - k;
+	struct wtio_ioend *tail;
+
+	if (k <= 0 || m <= 0)
+		return NULL;
+	tail = malloc(sizeof(*tail));
+	if (!tail)
+		return NULL;
+	memset(tail, 0, offsetof(struct wtio_ioend, io_vecs));
+	tail->io_wbc = io->io_wbc;
+	tail->io_inode = io->io_inode;
+	wtio_inode_io_get(io->io_inode);
+	tail->io_offset = io->io_offset + io->io_stripe_bytes;
+	tail->io_size = io->io_size - io->io_stripe_bytes;
+	tail->io_nr_vecs = m;
+	memcpy(tail->io_vecs, io->io_vecs + k, (size_t)m * sizeof(io->io_vecs[0]));
+	memcpy(tail->io_folios, io->io_folios + k,
+	       (size_t)m * sizeof(io->io_folios[0]));
+	memcpy(tail->io_blocks, io->io_blocks + k,
+	       (size_t)m * sizeof(io->io_blocks[0]));
+	memcpy(tail->io_redirty, io->io_redirty + k,
+	       (size_t)m * sizeof(io->io_redirty[0]));
+	io->io_nr_vecs = k;
+	io->io_size = io->io_stripe_bytes;
+	io->io_stripe_vecs = 0;
+	io->io_stripe_bytes = 0;
+	return tail;
+}
+
+/* Submit an ioend; one that ends inside a stripe after crossing a stripe
+ * boundary (the data stopped there) goes as two I/Os, the whole stripes
+ * and the part after them. */
+int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
+{
+	struct wtio_inode *inode = ioend->io_inode;
+	uint64_t sw = wtio_stripe_width(&inode->geo, inode->block_size);
+	struct wtio_ioend *tail = NULL;
+	int ret, ret2;
+
+	if (sw && ioend->io_stripe_vecs &&
+	    (uint64_t)(ioend->io_offset + ioend->io_size) % sw) {
+		tail = ioend_split_stripe(ioend);
+		if (tail)
+			wtio_stat_add(wbc->ctx, stripe_splits, 1);
+	}
+	ret = ioend_submit_one(wbc, ioend);
+	if (!tail)
+		return ret;
+	ret2 = ioend_submit_one(wbc, tail);
+	return ret ? ret : ret2;
+}
+
 int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc)
 {
 	struct wtio_ioend *list = NULL, *io;
@@ -276,6 +348,8 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 	uint64_t blocks = folio->wb_blocks;
 	int64_t base = (int64_t)atomic_load(&folio->index) << ctx->folio_shift;
 	uint32_t bs = inode->block_size;
+	uint64_t sw = wtio_stripe_width(&inode->geo, bs);
+	uint64_t cap = wtio_stripe_io_cap(sw, ctx->cfg.max_io_size);
 
 	/* One pending count for the whole add, so no ioend completing in
 	 * between can end the writeback early. */
@@ -286,28 +360,44 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		uint32_t n = ~(blocks >> first) ?
 			(uint32_t)__builtin_ctzll(~(blocks >> first)) : 64u;
 		int64_t off = base + (int64_t)first * bs;
-		uint32_t su = inode->geo.stripe_unit;
+		uint64_t in = sw ? (uint64_t)off % sw : 0;
+		bool edge = sw && !in;		/* off is a stripe boundary */
 		struct wtio_ioend *io = *cur;
 		bool contiguous = io && io->io_offset + io->io_size == off;
+		bool head_ends;
 		uint64_t run;
 		uint32_t len;
 
 		if (first + n > 64)
 			n = 64 - first;
-		/* No I/O crosses a stripe unit boundary: cut the run there,
-		 * and end the ioend at one. */
-		if (su && (uint64_t)(off % su) + (uint64_t)n * bs > su) {
-			n = (uint32_t)((su - (uint64_t)(off % su)) / bs);
-		}
-		/* Counted where an I/O would have gone on but for the cut. */
-		if (su && contiguous && off % su == 0)
-			wtio_stat_add(ctx, stripe_splits, 1);
+		/* A run goes to the next stripe boundary at most, so that an
+		 * ioend can end (or be split) at any boundary. */
+		if (sw && (uint64_t)n * bs > sw - in)
+			n = (uint32_t)((sw - in) / bs);
 		run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
 		len = n * bs;
 		blocks &= ~run;
-		if (io && (!contiguous || (su && off % su == 0) ||
-			   io->io_nr_vecs == WTIO_IO_MAX_IOVECS ||
-			   io->io_size + len > ctx->cfg.max_io_size)) {
+		if (io && contiguous && io->io_nr_vecs == WTIO_IO_MAX_IOVECS) {
+			/* Full inside a stripe: the part after its last
+			 * boundary goes on in an ioend of its own. */
+			struct wtio_ioend *tail = in ? ioend_split_stripe(io) :
+						       NULL;
+
+			*cur = tail;
+			wtio_ioend_submit(wbc, io);
+			io = tail;
+			contiguous = tail != NULL;
+		}
+		/* An ioend that began inside a stripe ends at its boundary. */
+		head_ends = contiguous && edge && io->io_offset % (int64_t)sw;
+		if (io && (!contiguous || head_ends ||
+			   io->io_size + len > cap)) {
+			/* Counted where the stripe rule ends an I/O that
+			 * would have gone on without it: a head, or whole
+			 * stripes at a cap rounded down from max_io_size. */
+			if (head_ends ||
+			    (contiguous && cap < ctx->cfg.max_io_size))
+				wtio_stat_add(ctx, stripe_splits, 1);
 			*cur = NULL;
 			wtio_ioend_submit(wbc, io);
 			io = NULL;
@@ -333,6 +423,9 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			wtio_inode_io_get(inode);
 			io->io_offset = off;
 			*cur = io;
+		} else if (edge) {
+			io->io_stripe_vecs = io->io_nr_vecs;
+			io->io_stripe_bytes = io->io_size;
 		}
 		wtio_folio_get(folio);
 		atomic_fetch_add(&folio->wb_pending, 1);

@@ -11,12 +11,13 @@
 #include "inode.h"
 #include "read.h"
 #include "stats.h"
+#include "stripe.h"
 
 ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
 		       int iovcnt, off_t off, size_t len)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	uint32_t su = inode->geo.stripe_unit;
+	uint64_t sw = wtio_stripe_width(&inode->geo, inode->block_size);
 	uint64_t dio_align = inode->geo.dio_offset_align ?
 			     inode->geo.dio_offset_align : 512;
 	struct iovec part[WTIO_IO_MAX_IOVECS];
@@ -27,10 +28,15 @@ ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
 		int n = 0, i;
 		ssize_t res;
 
-		/* No read crosses a stripe unit boundary either. */
-		if (su && want > su - (uint64_t)(off + done) % su) {
-			want = su - (uint64_t)(off + done) % su;
-			wtio_stat_add(ctx, stripe_splits, 1);
+		/* Reads follow the stripe rule too (stripe.h). */
+		if (sw) {
+			size_t cut = (size_t)wtio_stripe_cut(sw, UINT64_MAX,
+					(uint64_t)(off + (off_t)done), want);
+
+			if (cut < want) {
+				want = cut;
+				wtio_stat_add(ctx, stripe_splits, 1);
+			}
 		}
 		for (i = 0; i < iovcnt && got < want; i++) {
 			part[n] = iov[i];

@@ -97,6 +97,9 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 	uint64_t cutoff = expired_before ? expired_before :
 		(mode != WB_BACKGROUND ? wtio_now_ns() + 1 : 0);
 	struct wtio_folio *v[WB_BATCH];
+	/* The ioend being built goes on across batches: a batch edge is no
+	 * stripe boundary, and cutting there would write a stripe in two. */
+	struct wtio_ioend *cur = NULL;
 	uint64_t written = 0;
 	int ret;
 
@@ -120,7 +123,6 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 		}
 	}
 	for (;;) {
-		struct wtio_ioend *cur = NULL;
 		uint64_t done_before = written;
 		int i, n;
 
@@ -163,8 +165,6 @@ unlock:
 skip:
 			wtio_folio_put(ctx, f);
 		}
-		if (cur)
-			wtio_ioend_submit(wbc, cur);
 		if (nr_to_write && written >= nr_to_write)
 			break;
 		/* A sync pass goes on while anything it must write is
@@ -175,6 +175,8 @@ skip:
 		if (mode != WB_SYNC && written == done_before)
 			break;
 	}
+	if (cur)
+		wtio_ioend_submit(wbc, cur);
 	if (wbc->chan) {
 		/* Errors of started writeback reach fsync through errseq. */
 		if (atomic_fetch_sub(&wbc->inflight, 1) == 1)

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench-raid: wtio-bench --raid runs the wtio modes on the user-space RAID
-# (member I/O printed, the RMW of chunk-cut writeback visible, none when
-# cut at whole stripes of a width dividing the 1 MiB batches), skips the
-# kernel modes with the reason, leaves no member file behind, refuses bad
-# specs; --md-raid says plainly when the kernel has no md; and
+# (member I/O printed; none read with the array's geometry, where wtio
+# aligns writeback to the stripe width, also with a width that does not
+# divide the 1 MiB I/O cap; the RMW visible with one chunk per I/O, the
+# old cut), skips the kernel modes with the reason, leaves no member
+# file behind, refuses bad specs and combinations; --md-raid says plainly
+# when the kernel has no md, and refuses --stripe; and
 # bench/raid-stripe.sh prints its three rows.
 # Usage: bench-raid.sh PATH/TO/wtio-bench PATH/TO/raid-stripe.sh
 #        exit 0 pass, 1 fail, 77 skip
@@ -18,9 +20,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp" || exit 1
 
-run() {	# name su args...: one --raid run; its stderr in $tmp/name.err
-	local name=$1 su=$2; shift 2
-	if ! "$B" --raid=5,5,16k --raid-su="$su" --rw=write --bs=64k --size=2M --runtime=0 \
+run() {	# name raid args...: one --raid run; its stderr in $tmp/name.err
+	local name=$1 raid=$2; shift 2
+	if ! "$B" --raid="$raid" --rw=write --bs="${BS:-64k}" --size="${SZ:-2M}" --runtime=0 \
 		--cache-size=16M --no-progress --directory="$tmp" "$@" \
 		>"$tmp/$name.out" 2>"$tmp/$name.err"; then
 		echo "FAIL: $name: exit $?"; cat "$tmp/$name.err"; fail=1
@@ -28,7 +30,7 @@ run() {	# name su args...: one --raid run; its stderr in $tmp/name.err
 }
 reads() { sed -n "s/^raid: $2: member reads \([0-9]*\).*/\1/p" "$tmp/$1.err"; }
 
-run chunk chunk --modes=kernel-buffered,wtio-writeback
+run chunk 5,5,16k --raid-cut=chunk --modes=kernel-buffered,wtio-writeback
 grep -q 'kernel-buffered.*unsupported: kernel modes cannot run on --raid' "$tmp/chunk.out" ||
 	{ echo "FAIL: kernel mode not skipped with its reason"; cat "$tmp/chunk.out"; fail=1; }
 r=$(reads chunk wtio-writeback)
@@ -37,9 +39,17 @@ r=$(reads chunk wtio-writeback)
 # A cache whose background threshold (10%) is above the file's 2 MiB: the
 # flusher must not start while a 64 KiB write is half copied (a loaded
 # machine made that a partial stripe); all write-back happens at close.
-run stripe stripe --modes=wtio-writeback --cache-size=64M
-r=$(reads stripe wtio-writeback)
-[ "$r" = 0 ] || { echo "FAIL: stripe-cut writeback: member reads '$r', want 0"; fail=1; }
+# 64 KiB stripes (4 data disks), then 48 KiB (3: not a divisor of 1 MiB;
+# 43 of them in 48 KiB writes, so that the file ends on a stripe boundary).
+for raid in 5,5,16k 5,4,16k; do
+	sz=2M bs=64k; [ $raid = 5,4,16k ] && sz=2064k bs=48k
+	for su in chunk stripe; do
+		SZ=$sz BS=$bs run "width-$raid-$su" $raid --raid-su=$su --modes=wtio-writeback \
+			--cache-size=64M
+		r=$(reads "width-$raid-$su" wtio-writeback)
+		[ "$r" = 0 ] || { echo "FAIL: --raid=$raid --raid-su=$su: member reads '$r', want 0"; fail=1; }
+	done
+done
 if ls /dev/shm/wtio-bench-raid.* >/dev/null 2>&1; then
 	echo "FAIL: member files left in /dev/shm:"; ls /dev/shm/wtio-bench-raid.*; fail=1
 fi
@@ -53,6 +63,13 @@ done
 [ $? = 2 ] || { echo "FAIL: --raid with --xfs-loop accepted"; fail=1; }
 "$B" --dry-run --raid-su=stripe >/dev/null 2>&1
 [ $? = 2 ] || { echo "FAIL: --raid-su without --raid accepted"; fail=1; }
+"$B" --dry-run --raid-cut=chunk >/dev/null 2>&1
+[ $? = 2 ] || { echo "FAIL: --raid-cut without --raid accepted"; fail=1; }
+"$B" --dry-run --raid=5,4,64k --raid-su=stripe --raid-cut=chunk >/dev/null 2>&1
+[ $? = 2 ] || { echo "FAIL: a width smaller than the unit accepted"; fail=1; }
+"$B" --dry-run --md-raid=5,4,64k --stripe=64k,3 >/dev/null 2>"$tmp/mds.err"; rc=$?
+[ $rc = 2 ] && grep -q "the stripe is the array's" "$tmp/mds.err" ||
+	{ echo "FAIL: --md-raid with --stripe: exit $rc"; cat "$tmp/mds.err"; fail=1; }
 
 if [ ! -e /proc/mdstat ] && [ ! -e /sys/module/md_mod ]; then
 	"$B" --md-raid=6,8,64k --rw=write --size=1M --modes=wtio-writeback --no-progress \
@@ -65,7 +82,8 @@ fi
 
 SIZE=2M CACHE=16M RAID=5,5,16k DIR="$tmp" bash "$S" "$B" >"$tmp/exp.out" 2>&1 ||
 	{ echo "FAIL: raid-stripe.sh exit $?"; cat "$tmp/exp.out"; fail=1; }
-[ "$(grep -cE '^(cut at|not cut).* [0-9.]+ +[0-9]+ +[0-9]+' "$tmp/exp.out")" = 3 ] ||
+[ "$(grep -cE '^(aligned|cut at|not cut).* [0-9.]+ \[[0-9.]+-[0-9.]+\] +[0-9-]+ +[0-9-]+' \
+	"$tmp/exp.out")" = 3 ] ||
 	{ echo "FAIL: raid-stripe.sh rows"; cat "$tmp/exp.out"; fail=1; }
 
 [ $fail = 0 ] && echo PASS

@@ -3,8 +3,13 @@
  * test_raid_wtio.c - wtio over the RAID backend: the file's bytes land in
  * the volume with good parity, the placeholder keeps the size, truncation
  * leaves zeros when the file grows again, the stripe geometry reaches
- * wtio, and writeback cut at whole stripes pays no read-modify-write
- * while writeback cut at chunks does.
+ * wtio, and sequential writeback with the array's geometry (unit = the
+ * chunk, width = chunk x data disks, as XFS on md reports it) writes
+ * every stripe whole and reads no member: on RAID-5 with a width that
+ * divides the 1 MiB I/O cap, with one that does not (3 data disks), and
+ * on RAID-6. With one chunk per I/O (width and max_io_size one chunk:
+ * how writeback was cut before it aligned to the width), the same writes
+ * pay read-modify-write.
  *
  *   test_raid_wtio [SEED]      (SEED also from WTIO_RAID_SEED)
  * Exit 0 pass, 1 fail, 77 skip.
@@ -23,15 +28,14 @@
 #include <unistd.h>
 
 #define CHUNK (16u << 10)
-/* Four data chunks: a stripe of 64 KiB divides the 1 MiB writeback
- * batches, so only the cut decides whether stripes are whole. */
+/* The volume of the random writes: four data chunks. */
 #define DISKS 5u
 #define FILE_MAX (1u << 20)
 
 static char dir[] = "/dev/shm/test-raid-wtio.XXXXXX";
 
 static struct wtio_ctx *ctx_new(struct raid_files *rf, uint32_t su,
-				uint32_t sw, unsigned int flags)
+				uint32_t sw, uint32_t max_io, unsigned int flags)
 {
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx = NULL;
@@ -41,6 +45,8 @@ static struct wtio_ctx *ctx_new(struct raid_files *rf, uint32_t su,
 	cfg.cache_size = 64u << 20;	/* no background writeback */
 	cfg.stripe_unit = su;
 	cfg.stripe_width = sw;
+	if (max_io)
+		cfg.max_io_size = max_io;
 	cfg.flags |= flags;
 	ret = raid_ctx_create(&cfg, rf, &ctx);
 	if (ret)
@@ -95,7 +101,7 @@ static int check_file(struct wtio_file *f, const char *path,
 
 static int random_io(struct raid_files *rf, uint64_t seed)
 {
-	struct wtio_ctx *ctx = ctx_new(rf, 0, 0, 0);
+	struct wtio_ctx *ctx = ctx_new(rf, 0, 0, 0, 0);
 	struct wtio_file_info fi;
 	struct wtio_file *f;
 	char path[128];
@@ -148,7 +154,7 @@ static int random_io(struct raid_files *rf, uint64_t seed)
 	CHECK(wtio_close(f) == 0, "close");
 	/* Reopened with O_TRUNC in a new context: the old bytes are gone. */
 	CHECK(wtio_ctx_destroy(ctx) == 0, "ctx destroy");
-	ctx = ctx_new(rf, 0, 0, 0);
+	ctx = ctx_new(rf, 0, 0, 0, 0);
 	CHECK(ctx, "ctx");
 	CHECK(wtio_open(ctx, path, O_RDWR | O_TRUNC, 0600, 0, &f) == 0,
 	      "reopen");
@@ -166,14 +172,16 @@ static int random_io(struct raid_files *rf, uint64_t seed)
 	return 0;
 }
 
-/* Sequential buffered writes of 43 stripes, one fsync: member reads. */
+/* Sequential buffered writes of 43 stripes, one fsync (the cache holds
+ * them all: no background writeback): member reads, stripes in part. */
 static int seq_run(struct raid_files *rf, const char *name, uint32_t su,
-		   uint32_t sw, unsigned int flags, uint64_t *reads)
+		   uint32_t sw, uint32_t max_io, unsigned int flags,
+		   uint64_t *reads, uint64_t *partial)
 {
 	struct raid_vol *v = raid_files_vol(rf);
 	struct raid_member_stats ms[RAID_MAX_DISKS];
 	struct raid_vol_stats vs;
-	struct wtio_ctx *ctx = ctx_new(rf, su, sw, flags);
+	struct wtio_ctx *ctx = ctx_new(rf, su, sw, max_io, flags);
 	uint64_t w = raid_stripe_width(v), total = 43 * w, off;
 	uint8_t *buf = malloc(64u << 10);
 	struct wtio_file *f;
@@ -182,7 +190,7 @@ static int seq_run(struct raid_files *rf, const char *name, uint32_t su,
 
 	CHECK(ctx && buf, "setup");
 	memset(buf, 0x5a, 64u << 10);
-	snprintf(path, sizeof(path), "%s/seq-%s", dir, name);
+	snprintf(path, sizeof(path), "%s/seq", dir);
 	CHECK(wtio_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC, 0600, 0, &f) ==
 	      0, "open");
 	raid_stats_reset(v);
@@ -197,6 +205,7 @@ static int seq_run(struct raid_files *rf, const char *name, uint32_t su,
 	*reads = 0;
 	for (k = 0; k < raid_disks(v); k++)
 		*reads += ms[k].reads;
+	*partial = vs.partial_stripe_writes;
 	printf("  %-26s member reads %4" PRIu64 ", full stripes %3" PRIu64
 	       ", partial %3" PRIu64 "\n", name, *reads, vs.full_stripe_writes,
 	       vs.partial_stripe_writes);
@@ -207,12 +216,64 @@ static int seq_run(struct raid_files *rf, const char *name, uint32_t su,
 	return 0;
 }
 
+/*
+ * A fresh volume: sequential writes with the array's geometry (what
+ * raid_ctx_create gives a context without one), one chunk per I/O, and
+ * not cut. The first must read nothing and write no stripe in part; the
+ * second must read.
+ */
+static int seq_volume(int level, unsigned int disks)
+{
+	char vdir[] = "/dev/shm/test-raid-wtio-seq.XXXXXX";
+	struct raid_vol *v;
+	struct raid_files *rf;
+	uint64_t r_width, p_width, r_chunk, p_chunk, r_none, p_none;
+	int ret, rc = -1;
+
+	if (!mkdtemp(vdir)) {
+		fprintf(stderr, "FAIL: mkdtemp: %s\n", strerror(errno));
+		return -1;
+	}
+	ret = raid_create(vdir, "member", level, disks, CHUNK, &v);
+	if (ret) {
+		fprintf(stderr, "FAIL: raid_create: %s\n", strerror(-ret));
+		rmdir(vdir);
+		return -1;
+	}
+	if (raid_files_create(v, &rf))
+		goto out_vol;
+	printf("sequential writes, one fsync, RAID-%d %u x %u KiB (stripe %"
+	       PRIu64 " KiB):\n", level, disks, CHUNK >> 10,
+	       raid_stripe_width(v) >> 10);
+	if (seq_run(rf, "the array's (width)", 0, 0, 0, 0, &r_width,
+		    &p_width) ||
+	    seq_run(rf, "one chunk per I/O", CHUNK, CHUNK, CHUNK, 0, &r_chunk,
+		    &p_chunk) ||
+	    seq_run(rf, "not cut", 0, 0, 0, WTIO_CONFIG_NO_STRIPE_ALIGN,
+		    &r_none, &p_none))
+		goto out;
+	if (r_width != 0 || p_width != 0 || r_chunk == 0) {
+		fprintf(stderr, "FAIL: RAID-%d %u disks: the array's geometry "
+			"read %" PRIu64 " and wrote %" PRIu64 " stripes in part "
+			"(want 0, 0); one chunk per I/O read %" PRIu64
+			" (want > 0)\n", level, disks, r_width, p_width,
+			r_chunk);
+		goto out;
+	}
+	rc = 0;
+out:
+	raid_files_destroy(rf);
+out_vol:
+	raid_destroy(v, 1);
+	rmdir(vdir);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct raid_vol *v;
 	struct raid_files *rf;
-	uint64_t seed, r_chunk, r_stripe, r_none;
-	uint32_t w = CHUNK * (DISKS - 1);
+	uint64_t seed;
 	int ret, rc = 1;
 
 	seed = raid_test_seed(argc, argv);
@@ -233,18 +294,9 @@ int main(int argc, char **argv)
 		goto out_vol;
 	if (random_io(rf, seed))
 		goto out;
-	printf("sequential writes, one fsync, RAID-5 %u x %u KiB:\n", DISKS,
-	       CHUNK >> 10);
-	if (seq_run(rf, "cut at chunks (su=chunk)", 0, 0, 0, &r_chunk) ||
-	    seq_run(rf, "cut at stripes (su=width)", w, w, 0, &r_stripe) ||
-	    seq_run(rf, "not cut", 0, 0, WTIO_CONFIG_NO_STRIPE_ALIGN, &r_none))
+	/* 64 KiB stripes (divide 1 MiB), 48 KiB (do not), RAID-6's 48. */
+	if (seq_volume(5, 5) || seq_volume(5, 4) || seq_volume(6, 5))
 		goto out;
-	if (r_stripe != 0 || r_chunk == 0) {
-		fprintf(stderr, "FAIL: cut at stripes read %" PRIu64
-			" (want 0), cut at chunks %" PRIu64 " (want > 0)\n",
-			r_stripe, r_chunk);
-		goto out;
-	}
 	printf("PASS\n");
 	rc = 0;
 out:

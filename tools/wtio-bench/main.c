@@ -271,8 +271,8 @@ int main(int argc, char **argv)
 		snprintf(meta.stripe, sizeof(meta.stripe), "md-raid%u,%u,%lluk", o.md_raid.level,
 			 o.md_raid.disks, (unsigned long long)o.md_raid.chunk >> 10);
 	}
-	if (o.raid.level && bench_raid_setup(&o.raid, o.raid_su == 1, o.directory, meta.stripe,
-					     sizeof(meta.stripe))) {
+	if (o.raid.level && bench_raid_setup(&o.raid, o.raid_su == 1, o.raid_cut == 1, o.directory,
+					     meta.stripe, sizeof(meta.stripe))) {
 		rc = 1;
 		goto done;
 	}

@@ -30,6 +30,7 @@ enum { SC_JOB = 1, SC_RUN };
 static const char *const rw_names[] = { "write", "randwrite", "read", "randread",
 					"randrw", "create", NULL };
 static const char *const raid_su_names[] = { "chunk", "stripe", NULL };
+static const char *const raid_cut_names[] = { "width", "chunk", NULL };
 static const char *const ioengine_names[] = { "auto", "psync", "libaio",
 					      "io_uring", "null", NULL };
 
@@ -419,8 +420,14 @@ static const struct opt_def opt_table[] = {
 	  "prepared for reads and overwrites are filled by the kernel, so on the volume they read "
 	  "as zeros (the same I/O, other bytes).", .cb = raid_spec_opt },
 	{ "raid-su", OT_ENUM, R(raid_su), "chunk", NULL,
-	  "With --raid: the stripe unit wtio cuts its I/O at: the chunk (what XFS on md reports) or "
-	  "the whole stripe (what the reference's io_opt alignment cuts at).", .names = raid_su_names },
+	  "With --raid: the stripe unit wtio is told: the chunk (what XFS on md reports) or the whole "
+	  "stripe (the reference's io_opt). wtio aligns its I/O to the width, so both cut the same.",
+	  .names = raid_su_names },
+	{ "raid-cut", OT_ENUM, R(raid_cut), "width", NULL,
+	  "With --raid: width: wtio is told the array's stripe width (chunk x data disks, what XFS "
+	  "on md reports) and aligns its I/O to it; chunk: one chunk per I/O (width and max_io_size "
+	  "told as one chunk), every write a partial stripe, as wtio's writeback was cut before it "
+	  "aligned to the width.", .names = raid_cut_names },
 	{ "md-raid", OT_FUNC, R(md_raid), NULL, "LEVEL,DISKS,CHUNK",
 	  "(root) Run every mode on XFS on a real md RAID (mdadm) over loop devices on /dev/shm "
 	  "images, --xfs-size in all; fails with a message where the kernel has no md.",
@@ -599,13 +606,22 @@ void options_parse(int argc, char **argv, struct bench_opts *o)
 	}
 	if (optind < argc)
 		die_usage("unexpected argument '%s' (options are --name=value)", argv[optind]);
+	if (o->given[row("stripe") - opt_table] && o->md_raid.level)
+		die_usage("--stripe with --md-raid: the stripe is the array's (CHUNK x data disks), "
+			  "which mkfs.xfs takes from md%s", "");
 	if ((o->given[row("stripe") - opt_table] || o->given[row("xfs-size") - opt_table]) &&
 	    !o->xfs_loop && !o->md_raid.level)
 		die_usage("--stripe and --xfs-size need --xfs-loop%s", "");
 	if (o->mem_policy == MEM_SIZE && geteuid() != 0)
 		die_usage("--mem-limit=SIZE needs root (it makes a memory cgroup)%s", "");
-	if (o->given[row("raid-su") - opt_table] && !o->raid.level)
-		die_usage("--raid-su needs --raid%s", "");
+	if ((o->given[row("raid-su") - opt_table] || o->given[row("raid-cut") - opt_table]) &&
+	    !o->raid.level)
+		die_usage("--raid-su and --raid-cut need --raid%s", "");
+	if (o->raid_su == 1 && o->raid_cut == 1)
+		die_usage("--raid-su=stripe with --raid-cut=chunk: a width smaller than the unit%s", "");
+	if (o->raid_cut == 1 && o->job.folio_size > o->raid.chunk)
+		die_usage("--raid-cut=chunk: a folio larger than the chunk cannot go one chunk per "
+			  "I/O%s", "");
 	if ((o->raid.level != 0) + (o->md_raid.level != 0) + o->xfs_loop > 1)
 		die_usage("--raid, --md-raid and --xfs-loop are different targets: one at a time%s", "");
 	if (o->xfs_loop && geteuid() != 0)

@@ -100,6 +100,7 @@ struct bench_opts {
 	uint64_t xfs_size;
 	struct raid_spec raid;		/* --raid: the user-space RAID */
 	int raid_su;			/* --raid-su: 0 chunk, 1 stripe */
+	int raid_cut;			/* --raid-cut: 0 width, 1 chunk */
 	struct raid_spec md_raid;	/* --md-raid: md over loop devices */
 	int progress;			/* -1 auto (TTY), 0 off, 1 on */
 	bool dry_run;

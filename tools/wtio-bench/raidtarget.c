@@ -15,7 +15,8 @@
 
 static struct raid_vol *vol;
 static struct raid_files *files;
-static bool su_is_stripe;
+static uint32_t geo_su, geo_sw;	/* the stripe geometry wtio is told */
+static bool chunk_io;		/* and max_io_size = the chunk */
 
 int raid_spec_opt(const struct opt_def *d, void *base, const char *val,
 		  char *err, size_t errlen)
@@ -48,7 +49,7 @@ bad:
 	return -1;
 }
 
-int bench_raid_setup(const struct raid_spec *rs, bool su_stripe,
+int bench_raid_setup(const struct raid_spec *rs, bool su_stripe, bool cut_chunk,
 		     const char *dir, char *desc, size_t desclen)
 {
 	const char *mdir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : dir;
@@ -70,19 +71,24 @@ int bench_raid_setup(const struct raid_spec *rs, bool su_stripe,
 	}
 	for (k = 0; k < rs->disks; k++)
 		cleanup_add_file(raid_member_path(vol, k));
-	su_is_stripe = su_stripe;
-	/* Not mkfs's su=,sw=: no filesystem is made on it. The unit wtio
-	 * cuts at is in the header's "stripe geometry in use" line. */
-	snprintf(desc, desclen, "user-space raid%u,%u,%lluk (stripe %lluk)",
-		 rs->level, rs->disks, (unsigned long long)rs->chunk >> 10,
-		 (unsigned long long)raid_stripe_width(vol) >> 10);
+	chunk_io = cut_chunk;
+	geo_sw = cut_chunk ? raid_chunk(vol) : (uint32_t)raid_stripe_width(vol);
+	geo_su = su_stripe ? geo_sw : raid_chunk(vol);
+	/* Not mkfs's su=,sw=: no filesystem is made on it. The geometry
+	 * wtio is told is in the header's "stripe geometry in use" line. */
+	snprintf(desc, desclen, "user-space raid%u,%u,%lluk, wtio su/sw "
+		 "%uk/%uk%s", rs->level, rs->disks,
+		 (unsigned long long)rs->chunk >> 10, geo_su >> 10, geo_sw >> 10,
+		 cut_chunk ? " max-io" : "");
 	fprintf(stderr, "wtio-bench: --raid: user-space RAID-%u over %u "
 		"member files in %s (%s), chunk %llu KiB, stripe %llu KiB; "
-		"wtio's stripe unit %s. Kernel modes cannot run on it.\n",
+		"wtio is told stripe unit %u KiB, width %u KiB%s. Kernel modes "
+		"cannot run on it.\n",
 		rs->level, rs->disks, mdir, raid_direct(vol) ? "O_DIRECT" :
 		"buffered: no O_DIRECT there", (unsigned long long)rs->chunk >> 10,
-		(unsigned long long)raid_stripe_width(vol) >> 10,
-		su_stripe ? "= the whole stripe" : "= the chunk");
+		(unsigned long long)raid_stripe_width(vol) >> 10, geo_su >> 10,
+		geo_sw >> 10, cut_chunk ? ", max_io_size one chunk (one chunk per "
+		"I/O)" : "");
 	return 0;
 }
 
@@ -96,9 +102,10 @@ int bench_raid_ctx_create(const struct wtio_config *cfg,
 {
 	struct wtio_config c = *cfg;
 
-	c.stripe_unit = su_is_stripe ? (uint32_t)raid_stripe_width(vol) :
-		raid_chunk(vol);
-	c.stripe_width = (uint32_t)raid_stripe_width(vol);
+	c.stripe_unit = geo_su;
+	c.stripe_width = geo_sw;
+	if (chunk_io)
+		c.max_io_size = geo_sw;
 	return raid_ctx_create(&c, files, ctxp);
 }
 

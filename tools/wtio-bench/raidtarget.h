@@ -28,11 +28,14 @@ int raid_spec_opt(const struct opt_def *d, void *base, const char *val,
 
 /*
  * --raid: make the volume (members in /dev/shm, else in dir) for the whole
- * run; su_stripe: report the whole stripe as wtio's stripe unit, so that
- * writeback is cut at full stripes (the reference's io_opt) rather than at
- * chunks. Describes the geometry in desc. 0 or -1 (message printed).
+ * run. wtio is told stripe unit = the chunk and width = the whole stripe
+ * (what XFS on md reports); su_stripe: the unit is the whole stripe too
+ * (the reference's io_opt; the same cut, as wtio aligns to the width);
+ * cut_chunk: width and max_io_size one chunk, so that every I/O is one
+ * chunk at most (every write a partial stripe). Describes the geometry in
+ * desc. 0 or -1 (message printed).
  */
-int bench_raid_setup(const struct raid_spec *rs, bool su_stripe,
+int bench_raid_setup(const struct raid_spec *rs, bool su_stripe, bool cut_chunk,
 		     const char *dir, char *desc, size_t desclen);
 bool bench_raid_active(void);
 /* wtio_ctx_create over the volume. */
