@@ -308,6 +308,20 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	return ret ? ret : ret2;
 }
 
+int64_t wtio_ioend_open_stripe_end(const struct wtio_ioend *ioend)
+{
+	const struct wtio_inode *inode;
+	uint64_t sw;
+	int64_t end;
+
+	if (!ioend)
+		return -1;
+	inode = ioend->io_inode;
+	sw = wtio_stripe_width(&inode->geo, inode->block_size);
+	end = ioend->io_offset + ioend->io_size;
+	return sw && (uint64_t)end % sw ? end : -1;
+}
+
 int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc)
 {
 	struct wtio_ioend *list = NULL, *io;

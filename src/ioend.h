@@ -63,6 +63,9 @@ void wtio_write_io_end(struct wtio_inode *inode, bool extending, int64_t off,
 void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			  struct wtio_folio *folio, uint64_t redirty);
 int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend);
+/* Where the ioend ends, when that is inside a stripe (else -1): a folio
+ * there would take it on towards whole stripes. */
+int64_t wtio_ioend_open_stripe_end(const struct wtio_ioend *ioend);
 int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc);
 void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc);
 

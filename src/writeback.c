@@ -16,6 +16,7 @@
 #include "inode.h"
 #include "dirty.h"
 #include "ioend.h"
+#include "stripe.h"
 
 /* Folios looked at per pass over an inode's dirty list: an array on the
  * stack, so that fsync and close cannot fail (or, worse, succeed without
@@ -59,6 +60,33 @@ static int wb_collect(struct wtio_inode *inode, uint64_t first, uint64_t last,
 	}
 	pthread_mutex_unlock(&inode->dirty_lock);
 	return n;
+}
+
+/*
+ * Whether a pass that has written `written` folios is done with its quota
+ * (0: none) before the folio at file offset next (-1: the batch ended).
+ * Past its quota it still takes the folio that goes on with its ioend
+ * inside a stripe, up to a stripe's worth of folios more: stopping there
+ * would leave the rest of that stripe to another pass, and a parity RAID
+ * pays read-modify-write for each of the two parts.
+ */
+static bool wb_quota_done(const struct wtio_inode *inode,
+			  const struct wtio_ioend *cur, int64_t next,
+			  uint64_t written, uint64_t quota)
+{
+	uint32_t shift = inode->ctx->folio_shift;
+	uint64_t sw;
+	int64_t end;
+
+	if (!quota || written < quota)
+		return false;
+	end = wtio_ioend_open_stripe_end(cur);
+	if (end < 0)
+		return true;
+	sw = wtio_stripe_width(&inode->geo, inode->block_size);
+	if (written > quota + (sw >> shift))
+		return true;
+	return next >= 0 && next != end;
 }
 
 /* The last ioend of a started (WB_ASYNC) pass completed. */
@@ -134,7 +162,9 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 		for (i = 0; i < n; i++) {
 			struct wtio_folio *f = v[i];
 
-			if (nr_to_write && written >= nr_to_write)
+			if (wb_quota_done(inode, cur, (int64_t)atomic_load(
+						  &f->index) << ctx->folio_shift,
+					  written, nr_to_write))
 				goto skip;
 			if (!wtio_folio_trylock(f)) {
 				if (mode != WB_SYNC)
@@ -165,7 +195,7 @@ unlock:
 skip:
 			wtio_folio_put(ctx, f);
 		}
-		if (nr_to_write && written >= nr_to_write)
+		if (wb_quota_done(inode, cur, -1, written, nr_to_write))
 			break;
 		/* A sync pass goes on while anything it must write is
 		 * listed: a batch another writer cleaned first (a flusher
