@@ -364,6 +364,14 @@ static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 {
 	uint64_t got = 0, scanned = 0;
 
+	/* Every folio dirty or under writeback (the free list is empty
+	 * here): nothing can be evicted, and sweeping the whole arena, twice,
+	 * under the lock every allocator needs, only to learn that would
+	 * cost more than the wait for writeback that follows. */
+	if ((uint64_t)(atomic_load_explicit(&ctx->nr_dirty, memory_order_relaxed) +
+		       atomic_load_explicit(&ctx->nr_writeback,
+					    memory_order_relaxed)) >= ctx->nr_folios)
+		return 0;
 	pthread_mutex_lock(&ctx->evict_lock);
 	while (got < want && scanned < 2 * ctx->nr_folios) {
 		struct wtio_folio *f = &ctx->folios[ctx->clock_hand];

@@ -31,6 +31,7 @@
 struct wtio_inode;
 struct wtio_file;
 struct wtio_folio;
+struct wtio_ioend;
 
 /* The index: one hash table per context with striped locks, so many
  * threads on one file do not contend on one lock. */
@@ -73,6 +74,11 @@ struct wtio_ctx {
 	int64_t dirty_limit_folios;
 	/* Adaptive writes go write-through now (write_iter.c). */
 	_Atomic bool adaptive_through;
+	/* A throttled writer waits for dirty data to fall to this, a little
+	 * under the limit (dirty.c); armed while one waits, so that only
+	 * the cleaning that crosses it wakes them. */
+	int64_t dirty_throttle_folios;
+	_Atomic bool throttle_armed;
 	pthread_mutex_t wb_lock;
 	pthread_cond_t wb_cond;		/* flushers sleep here */
 	pthread_cond_t throttle_cond;	/* throttled writers sleep here */
@@ -88,6 +94,11 @@ struct wtio_ctx {
 	_Atomic uint64_t wb_chan_users;	/* WB_ASYNC passes not done */
 	pthread_t *flushers;
 	uint32_t nr_flushers_running;
+	/* Finished ioends kept for the next I/O (ioend.c), so that write-back
+	 * of scattered folios does not allocate ~14 KiB per 4 KiB I/O. */
+	pthread_mutex_t ioend_lock;
+	struct wtio_ioend *ioend_pool;
+	uint32_t nr_ioend_pool;
 	/* How reclaim, which lies below the flushers, asks for writeback:
 	 * wake them, or give up data whose write-back failed (set by
 	 * wtio_writeback_init). */

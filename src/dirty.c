@@ -46,6 +46,30 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	pthread_mutex_unlock(&ctx->wb_lock);
 }
 
+/*
+ * Dirty data fell: wake the throttled writers once it is down to their
+ * target. Only the fall that crosses it wakes them (throttle_armed is
+ * taken by one waker), not every folio cleaned while they sleep, and
+ * cleaning costs one load here unless a writer waits.
+ *
+ * No lost wake-up: a writer arms (seq_cst) and then reads the count; we
+ * lower the count (seq_cst) and then read the arm. One of the two sees
+ * the other's store, and the broadcast under wb_lock cannot come between
+ * the writer's check and its sleep.
+ */
+static void dirty_wake_throttled(struct wtio_ctx *ctx)
+{
+	/* seq_cst, for the pairing below (a plain load on x86). */
+	if (!atomic_load(&ctx->throttle_armed))
+		return;
+	if (wtio_nr_dirty_cleanable(ctx) > ctx->dirty_throttle_folios ||
+	    !atomic_exchange(&ctx->throttle_armed, false))
+		return;
+	pthread_mutex_lock(&ctx->wb_lock);
+	pthread_cond_broadcast(&ctx->throttle_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
 /* Take the folio off its inode's dirty list; dirty_lock held. */
 static void dirty_list_del(struct wtio_inode *inode, struct wtio_folio *folio)
 {
@@ -70,6 +94,7 @@ static bool folio_clear_dirty(struct wtio_inode *inode,
 	atomic_fetch_sub(&ctx->nr_dirty, 1);
 	if (old & FOLIO_ERROR)
 		atomic_fetch_sub(&ctx->nr_dirty_error, 1);
+	dirty_wake_throttled(ctx);
 	return true;
 }
 
@@ -141,11 +166,21 @@ bool wtio_dirty_would_throttle(struct wtio_ctx *ctx)
 	return wtio_nr_dirty_cleanable(ctx) > ctx->dirty_limit_folios;
 }
 
+/*
+ * balance_dirty_pages, in its cheap form. Below the background threshold
+ * a write costs one load of the count. Above it the flushers are kicked
+ * (one flag, set once until a flusher takes it). Above the limit the
+ * writer sleeps until writeback has brought dirty data down to
+ * dirty_throttle_folios, a little under the limit: the sleep lasts as
+ * long as cleaning the excess and that margin takes, and one wake-up
+ * then lets the writers dirty the margin before they sleep again (not a
+ * wake-up per completed I/O, and never so deep a drain that the flushers
+ * run dry while writers sleep). The timed wait guards the cases that
+ * no cleaning ends: data the flushers leave alone, a stopping context.
+ */
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 {
 	int64_t dirty = wtio_nr_dirty_cleanable(ctx);
-	int64_t target = (ctx->dirty_background_folios +
-			  ctx->dirty_limit_folios) / 2;
 	int64_t last = INT64_MAX;
 	int idle = 0;
 
@@ -157,14 +192,14 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 	if (nowait)
 		return -EAGAIN;
 	wtio_stat_add(ctx, throttle_waits, 1);
-	/* Sleep until writeback brings dirty data back to halfway between
-	 * the two thresholds, as balance_dirty_pages does; the timed wait
-	 * only guards against a missed wake-up. */
 	pthread_mutex_lock(&ctx->wb_lock);
-	while (!ctx->wb_stop &&
-	       (dirty = wtio_nr_dirty_cleanable(ctx)) > target) {
+	for (;;) {
 		struct timespec ts;
 
+		atomic_store(&ctx->throttle_armed, true);
+		dirty = wtio_nr_dirty_cleanable(ctx);
+		if (ctx->wb_stop || dirty <= ctx->dirty_throttle_folios)
+			break;
 		/* Dirty data the flushers leave alone (its last write
 		 * failed; fsync retries it) never drains: stop waiting
 		 * when nothing is being written and nothing shrinks. */
@@ -174,9 +209,12 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 		} else {
 			idle = 0;
 		}
+		/* The flushers are told once per sleep, not per write. */
+		if (dirty >= last || last == INT64_MAX) {
+			ctx->wb_kicks++;
+			pthread_cond_broadcast(&ctx->wb_cond);
+		}
 		last = dirty;
-		ctx->wb_kicks++;
-		pthread_cond_broadcast(&ctx->wb_cond);
 		wtio_deadline_in_ns(&ts, 50 * 1000000ull);
 		pthread_cond_timedwait(&ctx->throttle_cond, &ctx->wb_lock, &ts);
 	}

@@ -52,8 +52,10 @@ void wtio_wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 void wtio_writeback_kick(struct wtio_ctx *ctx)
 {
 	/* Writers above the background threshold kick on every write: one
-	 * kick until a flusher takes it is enough. */
-	if (atomic_exchange(&ctx->wb_kick_pending, true))
+	 * kick until a flusher takes it is enough, and a plain load first
+	 * keeps the writers from bouncing the flag's line between them. */
+	if (atomic_load_explicit(&ctx->wb_kick_pending, memory_order_relaxed) ||
+	    atomic_exchange(&ctx->wb_kick_pending, true))
 		return;
 	pthread_mutex_lock(&ctx->wb_lock);
 	ctx->wb_kicks++;

@@ -18,6 +18,7 @@
 #include "flush_queue.h"
 #include "writeback.h"
 #include "reaper.h"
+#include "ioend.h"
 
 static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
 					     bool *all)
@@ -84,7 +85,6 @@ static void *flusher_main(void *arg)
 			wtio_wb_queue_inode(ctx, inode);
 		pthread_mutex_unlock(&inode->dirty_lock);
 		pthread_cond_broadcast(&ctx->wb_idle_cond);
-		pthread_cond_broadcast(&ctx->throttle_cond);
 	}
 	pthread_mutex_unlock(&ctx->wb_lock);
 	return NULL;
@@ -101,6 +101,15 @@ int wtio_writeback_init(struct wtio_ctx *ctx)
 		(int64_t)(ctx->nr_folios * ctx->cfg.dirty_ratio / 100);
 	if (ctx->dirty_limit_folios < 1)
 		ctx->dirty_limit_folios = 1;
+	/* Throttled writers wait for an eighth of the span between the two
+	 * thresholds to be cleaned (never below the background threshold,
+	 * where the flushers would stop): one wake-up per batch of that
+	 * size, with the flushers kept busy all along. */
+	ctx->dirty_throttle_folios = ctx->dirty_limit_folios -
+		(ctx->dirty_limit_folios - ctx->dirty_background_folios) / 8 - 1;
+	if (ctx->dirty_throttle_folios < ctx->dirty_background_folios)
+		ctx->dirty_throttle_folios = ctx->dirty_background_folios;
+	wtio_ioend_pool_init(ctx);
 	pthread_mutex_init(&ctx->wb_lock, NULL);
 	pthread_cond_init(&ctx->wb_cond, NULL);
 	pthread_cond_init(&ctx->throttle_cond, NULL);
@@ -152,4 +161,5 @@ void wtio_writeback_exit(struct wtio_ctx *ctx)
 	pthread_cond_destroy(&ctx->wb_cond);
 	pthread_cond_destroy(&ctx->throttle_cond);
 	pthread_cond_destroy(&ctx->wb_idle_cond);
+	wtio_ioend_pool_exit(ctx);
 }

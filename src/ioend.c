@@ -59,6 +59,60 @@ struct wtio_ioend {
 	struct wtio_ioend *io_next;	/* deferred submission */
 };
 
+/* ioends the context keeps for reuse: enough for every flusher's and a
+ * few writers' I/Os in flight (a flusher keeps 64). The store is only
+ * used when its lock is free: writers of their own I/O (write-through)
+ * must not queue on it, and malloc serves them as before. */
+#define IOEND_POOL_MAX 128
+
+static struct wtio_ioend *ioend_alloc(struct wtio_ctx *ctx)
+{
+	struct wtio_ioend *io = NULL;
+
+	if (!pthread_mutex_trylock(&ctx->ioend_lock)) {
+		io = ctx->ioend_pool;
+		if (io) {
+			ctx->ioend_pool = io->io_next;
+			ctx->nr_ioend_pool--;
+		}
+		pthread_mutex_unlock(&ctx->ioend_lock);
+	}
+	/* malloc, not calloc: the vector arrays are ~14 KiB and only their
+	 * first io_nr_vecs entries are read. */
+	return io ? io : malloc(sizeof(*io));
+}
+
+static void ioend_free(struct wtio_ctx *ctx, struct wtio_ioend *io)
+{
+	if (!pthread_mutex_trylock(&ctx->ioend_lock)) {
+		if (ctx->nr_ioend_pool < IOEND_POOL_MAX) {
+			io->io_next = ctx->ioend_pool;
+			ctx->ioend_pool = io;
+			ctx->nr_ioend_pool++;
+			io = NULL;
+		}
+		pthread_mutex_unlock(&ctx->ioend_lock);
+	}
+	free(io);
+}
+
+void wtio_ioend_pool_init(struct wtio_ctx *ctx)
+{
+	pthread_mutex_init(&ctx->ioend_lock, NULL);
+}
+
+void wtio_ioend_pool_exit(struct wtio_ctx *ctx)
+{
+	struct wtio_ioend *io;
+
+	while ((io = ctx->ioend_pool)) {
+		ctx->ioend_pool = io->io_next;
+		free(io);
+	}
+	ctx->nr_ioend_pool = 0;
+	pthread_mutex_destroy(&ctx->ioend_lock);
+}
+
 /*
  * A write-through I/O that ran out of space, carrying only its writer's
  * blocks (none given back dirty): the writer gets the error and its
@@ -148,14 +202,13 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 		}
 		wtio_folio_put(ctx, folio);
 	}
-	free(ioend);
+	ioend_free(ctx, ioend);
 	if (wbc && atomic_fetch_sub(&wbc->inflight, 1) == 1 && wbc->done)
 		wbc->done(wbc);
 	wtio_inode_io_put(inode);
+	/* Throttled writers are not woken here: they wait for dirty data
+	 * to fall, which happens when writeback starts (dirty.c). */
 	wtio_cache_wake_space(ctx);
-	pthread_mutex_lock(&ctx->wb_lock);
-	pthread_cond_broadcast(&ctx->throttle_cond);
-	pthread_mutex_unlock(&ctx->wb_lock);
 }
 
 static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
@@ -190,14 +243,31 @@ static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 		ioend_finish(ioend, -EIO);
 }
 
+int wtio_ioend_send(struct wtio_wb_ctl *wbc)
+{
+	unsigned int i, n = wbc->nr_batched;
+	int ret;
+
+	if (!n)
+		return 0;
+	wbc->nr_batched = 0;
+	ret = wtio_io_submit(&wbc->ctx->io, wbc->batched, n);
+	if (ret < 0)
+		for (i = 0; i < n; i++)
+			ioend_finish((struct wtio_ioend *)wbc->batched[i], ret);
+	return ret;
+}
+
 /* Reap what this thread has in flight, before waiting at the size-change
- * gate. Not "until wbc->inflight is 0": a queue holds a reference of its
+ * gate (what it holds unsent first: the size change waits for those
+ * too). Not "until wbc->inflight is 0": a queue holds a reference of its
  * own there while it submits, which no reap ever drops. */
 static void wbc_reap_own(void *arg)
 {
 	struct wtio_wb_ctl *wbc = arg;
 	struct wtio_io_backend *be = &wbc->ctx->io;
 
+	wtio_ioend_send(wbc);
 	while (atomic_load(&wbc->inflight) && wtio_io_inflight(be))
 		wtio_io_reap(be, 1, NULL);
 }
@@ -237,15 +307,25 @@ static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 			wtio_io_chan_submit(wbc->chan, &r, 1);
 		return 0;
 	}
-	ret = wtio_io_submit(be, &r, 1);
-	if (ret < 0) {
-		ioend_finish(ioend, ret);
-		return ret;
+	if (wbc->batch > 1) {
+		/* Held, to go with the next ones in one system call. */
+		wbc->batched[wbc->nr_batched++] = r;
+		if (wbc->nr_batched < wbc->batch)
+			return 0;
+		ret = wtio_ioend_send(wbc);
+	} else {
+		ret = wtio_io_submit(be, &r, 1);
+		if (ret < 0) {
+			ioend_finish(ioend, ret);
+			return ret;
+		}
 	}
+	/* A batching submitter waits for a batch of completions, not for
+	 * each: one wake-up per batch rather than per I/O. */
 	while (wbc->max_inflight &&
 	       atomic_load(&wbc->inflight) >= wbc->max_inflight)
-		wtio_io_reap(be, 1, NULL);
-	return 0;
+		wtio_io_reap(be, wbc->batch > 1 ? wbc->batch : 1, NULL);
+	return ret;
 }
 
 /*
@@ -346,6 +426,7 @@ void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc)
 {
 	struct wtio_io_backend *be = &wbc->ctx->io;
 
+	wtio_ioend_send(wbc);
 	while (atomic_load(&wbc->inflight))
 		wtio_io_reap(be, 1, NULL);
 }
@@ -417,9 +498,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			io = NULL;
 		}
 		if (!io) {
-			/* malloc, not calloc: the vector arrays are ~14 KiB
-			 * and only their first io_nr_vecs entries are read. */
-			io = malloc(sizeof(*io));
+			io = ioend_alloc(ctx);
 			if (!io) {
 				/* Failed as an I/O of them would have: the
 				 * blocks to give back stay dirty (marked

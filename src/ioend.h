@@ -18,6 +18,9 @@ struct wtio_folio;
 struct wtio_inode;
 struct wtio_io_chan;
 
+/* Most ioends a wb_ctl holds before handing them to the backend. */
+#define WTIO_WB_MAX_BATCH 32
+
 /* One caller's batch of ioends: a flusher pass, fsync, or a
  * write-through write (sync or queued). */
 struct wtio_ioend;
@@ -36,6 +39,12 @@ struct wtio_wb_ctl {
 	/* With chan: I/O that may extend the file goes through the
 	 * append plug instead, merged (append_plug.h). */
 	bool plug;
+	/* Without a channel: hand the backend this many ioends at a time,
+	 * one system call for them all (0 or 1: each at once). Any wait
+	 * of the submitter sends the ones held first. */
+	unsigned int batch;
+	unsigned int nr_batched;
+	struct wtio_io_req *batched[WTIO_WB_MAX_BATCH];
 	/* Called from the completion of the last ioend in flight. */
 	void (*done)(struct wtio_wb_ctl *wbc);
 	/* Write-through: so that a failed write can undo its extension. */
@@ -66,7 +75,14 @@ int wtio_ioend_submit(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend);
 /* Where the ioend ends, when that is inside a stripe (else -1): a folio
  * there would take it on towards whole stripes. */
 int64_t wtio_ioend_open_stripe_end(const struct wtio_ioend *ioend);
+/* The context's store of finished ioends: set up, and freed once no
+ * I/O is left (wtio_writeback_init and _exit). */
+void wtio_ioend_pool_init(struct wtio_ctx *ctx);
+void wtio_ioend_pool_exit(struct wtio_ctx *ctx);
 int wtio_ioend_submit_deferred(struct wtio_wb_ctl *wbc);
+/* Hand the ioends wbc holds (wbc->batch) to the backend, in one call;
+ * those it cannot start fail as their I/O would have. */
+int wtio_ioend_send(struct wtio_wb_ctl *wbc);
 void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc);
 
 #endif /* WTIO_IOEND_H */

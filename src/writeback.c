@@ -5,6 +5,7 @@
  * flight on one.
  */
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -24,8 +25,14 @@
 #define WB_BATCH 256
 /* Folios under writeback waited for per pass (on the stack too). */
 #define WB_WAIT_BATCH 64
-/* ioends one writeback call keeps in flight. */
-#define WB_DEPTH 8
+/* ioends one writeback call keeps in flight, and hands an asynchronous
+ * backend at a time: random dirty data makes one small I/O per folio,
+ * and a system call (and a wait) per I/O would cost more than the I/O.
+ * A synchronous backend does each I/O inside its submit: nothing to
+ * batch, and completions it holds for the reap are only delayed. */
+#define WB_DEPTH 64
+#define WB_SEND_BATCH 16
+#define WB_SYNC_BACKEND_DEPTH 8
 
 static int cmp_folio_index(const void *a, const void *b)
 {
@@ -114,8 +121,10 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			 uint64_t expired_before)
 {
 	struct wtio_ctx *ctx = inode->ctx;
+	bool aio = wtio_io_can(&ctx->io, WTIO_IO_CAP_ASYNC);
 	struct wtio_wb_ctl local = { .ctx = ctx, .inode = inode,
-				     .max_inflight = WB_DEPTH };
+		.max_inflight = aio ? WB_DEPTH : WB_SYNC_BACKEND_DEPTH,
+		.batch = aio ? WB_SEND_BATCH : 0 };
 	struct wtio_wb_ctl *wbc = &local;
 	uint64_t first = (uint64_t)start >> ctx->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
@@ -195,6 +204,11 @@ unlock:
 skip:
 			wtio_folio_put(ctx, f);
 		}
+		/* What this batch submitted is in the backend's hands before
+		 * the next batch is looked at (only the ioend being built
+		 * stays open, to go on across the batch edge): throttling
+		 * rests on started writeback, not on I/O built and held. */
+		wtio_ioend_send(wbc);
 		if (wb_quota_done(inode, cur, -1, written, nr_to_write))
 			break;
 		/* A sync pass goes on while anything it must write is
