@@ -52,8 +52,8 @@ static void sleep_us(uint32_t us)
 		;
 }
 
-static ssize_t fault_exec(struct wtio_io_backend *be,
-			  const struct wtio_io_req *req)
+static ssize_t fault_do(struct wtio_io_backend *be,
+			const struct wtio_io_req *req)
 {
 	struct wtio_fault *f = be->arg;
 	struct wtio_fault_rule hit;
@@ -117,6 +117,17 @@ static ssize_t fault_exec(struct wtio_io_backend *be,
 
 record:
 	fault_record_io(f, req, res);
+	return res;
+}
+
+/* The I/O, rules applied, with the writes under way noted meanwhile. */
+static ssize_t fault_exec(struct wtio_io_backend *be,
+			  const struct wtio_io_req *req)
+{
+	int slot = fault_writer_enter(be->arg, req);
+	ssize_t res = fault_do(be, req);
+
+	fault_writer_leave(be->arg, slot);
 	return res;
 }
 

@@ -39,6 +39,8 @@ struct fault_rule_state {
 	uint64_t faulted;
 };
 
+#define FAULT_MAX_WRITERS 64
+
 struct wtio_fault {
 	pthread_mutex_t lock;
 	struct fault_rule_state *rules;
@@ -54,6 +56,15 @@ struct wtio_fault {
 	pthread_cond_t held_cond;
 	uint64_t nr_held;
 	uint64_t release_gen;	/* bumped by each release */
+	/* Writes under way now, by file and thread (record.c), and how
+	 * many began beside another thread's write of their file. */
+	struct fault_writer {
+		dev_t dev;
+		ino_t ino;
+		int tid;
+		bool busy;
+	} writers[FAULT_MAX_WRITERS];
+	uint64_t write_overlaps;
 };
 
 bool fault_match(struct wtio_fault *f, uint32_t op,
@@ -65,6 +76,12 @@ void fault_hold(struct wtio_fault *f);
 void fault_record_io(struct wtio_fault *f, const struct wtio_io_req *req,
 		     ssize_t res);
 void fault_record_size(struct wtio_fault *f, int fd, off_t size);
+/* A write of req's file begins in this thread: note it, and count an
+ * overlap if another thread's write of that file is under way. Returns
+ * the slot to give back to fault_writer_leave (-1: not a write, or not
+ * tracked). Takes the lock. */
+int fault_writer_enter(struct wtio_fault *f, const struct wtio_io_req *req);
+void fault_writer_leave(struct wtio_fault *f, int slot);
 /* Append req, as issued, to the trace; under the lock. */
 void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
 		 uint32_t op, size_t len);

@@ -10,8 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "fault_priv.h"
+
+static int this_tid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
 
 uint64_t wtio_fault_nr_events(const struct wtio_fault *fault)
 {
@@ -165,7 +172,62 @@ void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
 	}
 	if (fstat(req->fd, &st) == 0)
 		t->ino = st.st_ino;
+	t->tid = this_tid();
 	__atomic_store_n(&f->nr_trace, f->nr_trace + 1, __ATOMIC_RELEASE);
+}
+
+int fault_writer_enter(struct wtio_fault *f, const struct wtio_io_req *req)
+{
+	struct stat st;
+	int tid = this_tid(), slot = -1, i;
+	bool overlap = false;
+
+	if (req->op != WTIO_IO_WRITE || fstat(req->fd, &st) < 0)
+		return -1;
+	pthread_mutex_lock(&f->lock);
+	for (i = 0; i < FAULT_MAX_WRITERS; i++) {
+		struct fault_writer *w = &f->writers[i];
+
+		if (!w->busy) {
+			if (slot < 0)
+				slot = i;
+		} else if (w->dev == st.st_dev && w->ino == st.st_ino &&
+			   w->tid != tid) {
+			overlap = true;
+		}
+	}
+	if (overlap)
+		f->write_overlaps++;
+	if (slot >= 0) {
+		f->writers[slot].dev = st.st_dev;
+		f->writers[slot].ino = st.st_ino;
+		f->writers[slot].tid = tid;
+		f->writers[slot].busy = true;
+	}
+	pthread_mutex_unlock(&f->lock);
+	return slot;
+}
+
+void fault_writer_leave(struct wtio_fault *f, int slot)
+{
+	if (slot < 0)
+		return;
+	pthread_mutex_lock(&f->lock);
+	f->writers[slot].busy = false;
+	pthread_mutex_unlock(&f->lock);
+}
+
+uint64_t wtio_fault_write_overlaps(const struct wtio_fault *cfault)
+{
+	struct wtio_fault *f = (struct wtio_fault *)cfault;
+	uint64_t n;
+
+	if (!f)
+		return 0;
+	pthread_mutex_lock(&f->lock);
+	n = f->write_overlaps;
+	pthread_mutex_unlock(&f->lock);
+	return n;
 }
 
 uint64_t wtio_fault_nr_ios(const struct wtio_fault *fault)

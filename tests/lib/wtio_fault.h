@@ -140,12 +140,20 @@ struct wtio_fault_io {
 	 * iov_base + iov_len (what a test needs to bound the cache's
 	 * memory without trusting its counters). */
 	uint64_t buf_lo, buf_hi;
+	int tid;		/* the thread that submitted it (gettid) */
 };
 
 uint64_t wtio_fault_nr_ios(const struct wtio_fault *fault);
 /* Copy trace entry i into *io. Returns 0, or -ERANGE past the end. */
 int wtio_fault_get_io(const struct wtio_fault *fault, uint64_t i,
 		      struct wtio_fault_io *io);
+
+/*
+ * Writes of one file by two threads at once: how many writes began while
+ * another thread's write of the same file (device and inode) was under
+ * way (between its submission and its end, delays and holds included).
+ */
+uint64_t wtio_fault_write_overlaps(const struct wtio_fault *fault);
 
 /*
  * Simulate a crash of the process using ctx: wait for I/O already
