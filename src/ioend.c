@@ -301,8 +301,12 @@ static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 		 * returns: the ioend is not ours to touch any more. */
 		if (wbc->plug && ioend->io_extending &&
 		    wbc->ctx->wb_reaper.chan)
+			/* Merged appends stop at whole stripes too. */
 			wtio_plug_submit(&wbc->ctx->wb_reaper, ioend->io_inode,
-					 r, wbc->ctx->cfg.max_io_size);
+					 r, (uint32_t)wtio_stripe_io_cap(
+					 wtio_stripe_width(&ioend->io_inode->geo,
+						ioend->io_inode->block_size),
+					 wbc->ctx->cfg.max_io_size));
 		else
 			wtio_io_chan_submit(wbc->chan, &r, 1);
 		return 0;
@@ -341,7 +345,7 @@ static struct wtio_ioend *ioend_split_stripe(struct wtio_ioend *io)
 
 	if (k <= 0 || m <= 0)
 		return NULL;
-	tail = malloc(sizeof(*tail));
+	tail = ioend_alloc(io->io_inode->ctx);
 	if (!tail)
 		return NULL;
 	memset(tail, 0, offsetof(struct wtio_ioend, io_vecs));
