@@ -31,6 +31,7 @@
 #include <stdlib.h>
 
 #include "append_plug.h"
+#include "iov_iter.h"
 #include "reaper.h"
 #include "io/io.h"
 
@@ -76,16 +77,6 @@ static unsigned int bucket_of(const void *key)
 	return (unsigned int)((k >> 6) ^ (k >> 14)) % PLUG_BUCKETS;
 }
 
-static size_t req_len(const struct wtio_io_req *req)
-{
-	size_t len = 0;
-	int i;
-
-	for (i = 0; i < req->iovcnt; i++)
-		len += req->iov[i].iov_len;
-	return len;
-}
-
 /* Into the waiting list, by offset; appends arrive mostly in order. */
 static void plug_insert(struct plug *pl, struct wtio_io_req *req)
 {
@@ -121,7 +112,7 @@ static void plug_take(struct plug *pl)
 
 	b->nr = 0;
 	for (p = first; p; p = p->next) {
-		len = req_len(p);
+		len = wtio_iov_length(p->iov, p->iovcnt);
 		if (p != first &&
 		    (p->off != end || p->fd != first->fd ||
 		     p->rw_flags != first->rw_flags ||
