@@ -178,8 +178,10 @@ const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
 /* Adaptive (since 0.2): written back while the context's dirty data is
  * under the background threshold; once a write-back writer would be
  * throttled, written through from the caller's thread instead (as with
- * WTIO_WRITETHROUGH: its I/O error is this call's), until dirty data is
- * back under the background threshold. The same guarantees as
+ * WTIO_WRITETHROUGH: its I/O error is this call's), for as long as a
+ * throttled writer would sleep (until dirty data is back where the
+ * throttle lets its sleepers go, a little under the limit). The same
+ * guarantees as
  * write-back; with WTIO_WRITETHROUGH or WTIO_ATOMIC it has no effect;
  * with WTIO_NOSERIAL (and neither of those) -EINVAL. */
 #define WTIO_ADAPTIVE		(1u << 6)

@@ -160,6 +160,12 @@ uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
 	return dropped;
 }
 
+bool wtio_dirty_throttle_released(struct wtio_ctx *ctx)
+{
+	/* wtio_balance_dirty's own test for letting its sleepers go. */
+	return wtio_nr_dirty_cleanable(ctx) <= ctx->dirty_throttle_folios;
+}
+
 bool wtio_dirty_would_throttle(struct wtio_ctx *ctx)
 {
 	/* wtio_balance_dirty's own test for putting a writer to sleep. */

@@ -22,6 +22,8 @@ void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 /* Would wtio_balance_dirty put a writer to sleep now? (The adaptive
  * mode writes through instead.) One cheap look, no lock. */
 bool wtio_dirty_would_throttle(struct wtio_ctx *ctx);
+/* Is dirty data down where a throttled writer is let go again? */
+bool wtio_dirty_throttle_released(struct wtio_ctx *ctx);
 /* Throttle a writer that dirtied data (balance_dirty_pages). */
 int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
 /* Cache full of data whose write-back failed: drop it (the error stays

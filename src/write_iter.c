@@ -46,18 +46,18 @@ unsigned int wtio_write_adapt(struct wtio_inode *inode, unsigned int flags)
 	/*
 	 * Where write-back would put the writer to sleep behind the
 	 * flushers, it submits its own I/O instead (N submitters, not one
-	 * flusher). Back to write-back only under the background threshold,
-	 * where the flushers stop: writers do not flip at the limit with
-	 * every folio the flushers clean. Only a heuristic: every write is
-	 * correct either way.
+	 * flusher), and goes on doing so for as long as a throttled writer
+	 * would sleep: until dirty data is down where the throttle lets its
+	 * sleepers go (writers do not flip at the limit with every folio the
+	 * flushers clean, nor write through longer than write-back would
+	 * have slept). Only a heuristic: every write is correct either way.
 	 */
 	was = atomic_load_explicit(&ctx->adaptive_through,
 				   memory_order_relaxed);
 	through = was;
 	if (wtio_dirty_would_throttle(ctx))
 		through = true;
-	else if (was && wtio_nr_dirty_cleanable(ctx) <=
-			ctx->dirty_background_folios)
+	else if (was && wtio_dirty_throttle_released(ctx))
 		through = false;
 	if (through != was)
 		atomic_store_explicit(&ctx->adaptive_through, through,

@@ -49,8 +49,8 @@ struct wtio_write {
 /*
  * The mode of a checked write: flags, plus WTIO_WRITETHROUGH for an
  * adaptive one (WTIO_ADAPTIVE, neither write-through nor untorn already)
- * from the moment a write-back writer would be throttled until dirty
- * data is back under the background threshold.
+ * from the moment a write-back writer would be throttled for as long as
+ * that writer would sleep (wtio_dirty_throttle_released).
  */
 unsigned int wtio_write_adapt(struct wtio_inode *inode, unsigned int flags);
 
