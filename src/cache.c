@@ -429,11 +429,13 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait,
 		    atomic_load(&ctx->nr_dirty_error) &&
 		    ctx->wb_drop_failed(ctx))
 			continue;
-		/* Nothing under writeback and nothing reclaimable for a
-		 * long while: every folio is pinned or dirty with data the
-		 * disk refuses (FOLIO_ERROR, left to fsync). Waiting longer
+		/* Nothing under writeback or read I/O and nothing
+		 * reclaimable for a long while: every folio is pinned or
+		 * dirty with data the disk refuses (FOLIO_ERROR, left to
+		 * fsync). Waiting longer
 		 * would wait for ever: fail this allocation instead. */
-		if (atomic_load(&ctx->nr_writeback))
+		if (atomic_load(&ctx->nr_writeback) ||
+		    atomic_load(&ctx->nr_read_io))
 			stalls = 0;
 		else if ((stalls += wtio_nr_dirty_cleanable(ctx) ? 1 : 100) >
 			 WTIO_ALLOC_STALLS)

@@ -95,6 +95,7 @@ static void ra_end_io(struct wtio_io_req *req, ssize_t res)
 		wtio_folio_unlock(f);
 		wtio_folio_put(ctx, f);
 	}
+	atomic_fetch_sub(&ctx->nr_read_io, ra->n);
 	free(ra);
 	wtio_inode_io_put(inode);
 	atomic_fetch_sub(&ctx->wb_chan_users, 1);
@@ -157,6 +158,7 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 	 * completion thread (the context's end waits for it). */
 	wtio_inode_io_get(inode);
 	atomic_fetch_add(&ctx->wb_chan_users, 1);
+	atomic_fetch_add(&ctx->nr_read_io, n);
 	req = &ra->req;
 	/* Never fails for a well-formed request: one it cannot queue is
 	 * completed with the error here, which leaves its folios not
