@@ -139,7 +139,12 @@ static void hammer(const char *path, uint32_t fsz, off_t off, size_t len,
 		CHECK_OK(pthread_create(&r[i], NULL, reader, &ra[i]));
 	}
 	t0 = now_ms();
-	while (now_ms() - t0 < ms && !atomic_load(&s.failed))
+	/* Run for ms, and on a loaded machine on until enough was done to
+	 * mean something (the check below then fails only if the threads
+	 * are stuck for a minute, not slow). */
+	while (!atomic_load(&s.failed) && now_ms() - t0 < 60000 &&
+	       (now_ms() - t0 < ms || atomic_load(&s.writes) <= 10 ||
+		atomic_load(&s.reads) <= 10))
 		usleep(10000);
 	atomic_store(&s.stop, true);
 	pthread_join(w, NULL);
