@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+
 /*
  * inode_table.c - the context's table of open inodes: at open the inode
  * of a descriptor is found, or set up (geometry, size limit) outside the
@@ -63,6 +64,25 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode,
 	return 0;
 }
 
+/*
+ * The file lock prefers writers, as the kernel's i_rwsem is fair to
+ * them: glibc's default prefers readers, and readers that overlap one
+ * another without a gap (misses in a small cache) kept a writer or a
+ * truncate out for ever. Nothing takes it shared twice in one thread
+ * (that would now wait behind a queued writer).
+ */
+static void wtio_inode_rwsem_init(struct wtio_inode *inode)
+{
+	pthread_rwlockattr_t attr;
+
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+			PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&inode->i_rwsem, &attr);
+	pthread_rwlockattr_destroy(&attr);
+}
+
+
 static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 				    const struct wtio_file_stat *st,
 				    bool writable)
@@ -93,7 +113,7 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	inode->max_bytes &= ~(int64_t)(inode->block_size - 1);
 	if (st->size == 0)
 		wtio_reserve_init_empty(inode);
-	pthread_rwlock_init(&inode->i_rwsem, NULL);
+	wtio_inode_rwsem_init(inode);
 	pthread_mutex_init(&inode->i_pages_lock, NULL);
 	pthread_mutex_init(&inode->dirty_lock, NULL);
 	pthread_mutex_init(&inode->wb_list_lock, NULL);
