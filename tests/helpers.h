@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "wtio.h"
@@ -77,6 +78,15 @@ static inline void t_skip(const char *fmt, ...)
 	va_end(ap);
 	printf("\n");
 	exit(T_EXIT_SKIP);
+}
+
+/* Milliseconds of CLOCK_MONOTONIC, for tests that run for a while. */
+static inline uint64_t t_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
 /* ---- watchdog ---- */

@@ -232,14 +232,6 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void run_one(uint32_t fsz)
 {
 	struct wtio_config cfg;
@@ -272,8 +264,8 @@ static void run_one(uint32_t fsz)
 
 	for (i = 0; i < 4; i++)
 		CHECK_OK(pthread_create(&th[i], NULL, fns[i], &s));
-	t0 = now_ms();
-	while (now_ms() - t0 < 1000 && !atomic_load(&s.stop))
+	t0 = t_now_ms();
+	while (t_now_ms() - t0 < 1000 && !atomic_load(&s.stop))
 		usleep(10000);
 	atomic_store(&s.stop, true);
 	for (i = 0; i < 4; i++)

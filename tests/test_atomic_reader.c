@@ -30,14 +30,6 @@ struct shared {
 	atomic_int failed;
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void *writer(void *arg)
 {
 	struct shared *s = arg;
@@ -138,12 +130,12 @@ static void hammer(const char *path, uint32_t fsz, off_t off, size_t len,
 		ra[i].kind = i;
 		CHECK_OK(pthread_create(&r[i], NULL, reader, &ra[i]));
 	}
-	t0 = now_ms();
+	t0 = t_now_ms();
 	/* Run for ms, and on a loaded machine on until enough was done to
 	 * mean something (the check below then fails only if the threads
 	 * are stuck for a minute, not slow). */
-	while (!atomic_load(&s.failed) && now_ms() - t0 < 60000 &&
-	       (now_ms() - t0 < ms || atomic_load(&s.writes) <= 10 ||
+	while (!atomic_load(&s.failed) && t_now_ms() - t0 < 60000 &&
+	       (t_now_ms() - t0 < ms || atomic_load(&s.writes) <= 10 ||
 		atomic_load(&s.reads) <= 10))
 		usleep(10000);
 	atomic_store(&s.stop, true);

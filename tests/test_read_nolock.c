@@ -46,14 +46,6 @@ static _Atomic uint64_t started, done;
 static _Atomic bool stop, sabotage;
 static _Atomic uint64_t torn, reads, nolock_ok, nolock_retry, writes;
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int hook(enum wtio_test_point tp, struct wtio_folio *f)
 {
 	switch (tp) {
@@ -192,7 +184,7 @@ static void *reader(void *arg)
 static void run(uint64_t ms, bool until_torn)
 {
 	pthread_t w, r[NR];
-	uint64_t end = now_ms() + ms;
+	uint64_t end = t_now_ms() + ms;
 	unsigned int i;
 
 	atomic_store(&stop, false);
@@ -200,7 +192,7 @@ static void run(uint64_t ms, bool until_torn)
 	for (i = 0; i < NR; i++)
 		CHECK_OK(pthread_create(&r[i], NULL, reader,
 					(void *)(uintptr_t)(i + 1)));
-	while (now_ms() < end && !(until_torn && atomic_load(&torn)))
+	while (t_now_ms() < end && !(until_torn && atomic_load(&torn)))
 		usleep(1000);
 	atomic_store(&stop, true);
 	pthread_join(w, NULL);
