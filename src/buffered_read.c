@@ -201,7 +201,6 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 				 inode->block_size;
 		bytes += iov[k].iov_len;
 	}
-	atomic_fetch_add(&ctx->nr_read_io, n);
 	got = wtio_read_full(inode, iov, n, (off_t)(index << ctx->folio_shift),
 			bytes);
 	if (got < 0)
@@ -240,7 +239,6 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 		wtio_folio_unlock(v[k]);
 		wtio_folio_put(ctx, v[k]);
 	}
-	atomic_fetch_sub(&ctx->nr_read_io, n);
 	if (nr_ahead)
 		wtio_stat_add(ctx, readahead, nr_ahead);
 	/* The stream's next miss is where the readahead ends; with a

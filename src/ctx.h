@@ -70,7 +70,7 @@ struct wtio_ctx {
 	_Atomic int64_t nr_dirty;
 	_Atomic int64_t nr_dirty_error;	/* dirty with FOLIO_ERROR: for fsync */
 	_Atomic int64_t nr_writeback;
-	/* Folios locked for a read I/O in flight (buffered_read.c,
+	/* Folios locked for a read I/O in flight (read_io.c,
 	 * readahead.c): they come free when it completes, so an allocator
 	 * that finds only these waits rather than fail (cache.c). */
 	_Atomic int64_t nr_read_io;

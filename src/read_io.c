@@ -13,8 +13,8 @@
 #include "stats.h"
 #include "stripe.h"
 
-ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
-		       int iovcnt, off_t off, size_t len)
+static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
+			 int iovcnt, off_t off, size_t len)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t sw = wtio_stripe_width(&inode->geo, inode->block_size);
@@ -85,6 +85,23 @@ ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
 		}
 	}
 	return (ssize_t)done;
+}
+
+/*
+ * Every folio a read fills is locked across its I/O: counted in
+ * nr_read_io meanwhile, so that an allocator that finds only such folios
+ * waits for them instead of failing (cache.c). One iovec per folio.
+ */
+ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
+		       int iovcnt, off_t off, size_t len)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	ssize_t res;
+
+	atomic_fetch_add(&ctx->nr_read_io, iovcnt);
+	res = read_full(inode, iov, iovcnt, off, len);
+	atomic_fetch_sub(&ctx->nr_read_io, iovcnt);
+	return res;
 }
 
 void wtio_zero_past_eof(struct wtio_inode *inode, struct wtio_folio *folio,
