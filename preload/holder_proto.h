@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * holder_proto.h - the wire protocol between the processes of a program run
+ * with `wtio-run --shared` (the clients: libwtio-preload.so) and the cache
+ * holder (wtio-run itself, staying alive), which owns the one wtio cache of
+ * the whole program. docs/DESIGN.md, "One cache per program".
+ *
+ * Why a holder that does the I/O, not a cache mapped into every process:
+ * the library's cache state (folios, inodes, locks, rings, flushers) stays
+ * in one address space, unchanged and already proven; a client that dies
+ * (SIGKILL, in the middle of a call) can hold no cache lock and leave no
+ * half-copied folio; the holder's one write lease per file keeps processes
+ * outside the program coherent exactly as today. The price is one round
+ * trip and one extra copy per call.
+ *
+ * Transport: a SOCK_SEQPACKET unix socket, one connection per client
+ * thread that uses served files (a thread's requests are synchronous: one
+ * request, one reply). Each connection has a data buffer shared with the
+ * holder: a memfd the client creates and sends with HOP_HELLO (and again,
+ * larger, with HOP_BUFFER when a call needs more). Write data goes in the
+ * buffer before the request; read data comes back in it. Descriptors travel
+ * as SCM_RIGHTS. The holder learns the client's pid from SO_PEERCRED, never
+ * from the message.
+ *
+ * One served file has ONE open file description in the whole system: the
+ * holder's (O_RDWR|O_DIRECT, write-leased against every other process, as
+ * the per-process shim does). Every open of it by the program gets a dup of
+ * that description (SCM_RIGHTS): the program's descriptor is real (fstat,
+ * fcntl locks, fchmod work), but positions, the program's flags and the
+ * data live in the holder's "OFD" objects, one per program open, shared by
+ * dup and fork as the kernel shares a description.
+ */
+#ifndef WTIO_HOLDER_PROTO_H
+#define WTIO_HOLDER_PROTO_H
+
+#include <stdint.h>
+
+#define HOLDER_PROTO_VERSION	1
+/* Set by wtio-run --shared in the program's environment: the holder's
+ * socket, an abstract unix address written "@name". */
+#define HOLDER_ENV		"WTIO_HOLDER"
+/* First data buffer of a connection; a client may send a larger one. */
+#define HOLDER_BUF_MIN		(1u << 20)
+#define HOLDER_BUF_MAX		(64u << 20)	/* larger calls: see HOP_READ */
+
+enum holder_op {
+	/* First message of every connection. arg[0] = HOLDER_PROTO_VERSION,
+	 * arg[1] = buffer size, arg[2] = HELLO_* flags, arg[3] = fork token
+	 * (HELLO_CLAIM); SCM_RIGHTS: the buffer memfd. Reply: 0 or -errno
+	 * (-EPROTO on a version mismatch). */
+	HOP_HELLO = 1,
+	/* Replace the connection's buffer. arg[0] = size; SCM_RIGHTS: memfd. */
+	HOP_BUFFER,
+	/* Open. Buffer: the path, NUL-terminated. arg[0] = the program's open
+	 * flags, arg[1] = mode & ~umask, arg[2] = 1 if a dirfd is attached
+	 * (SCM_RIGHTS; else the path is absolute). Reply: status
+	 * HOLDER_SERVED (ofd, block size, the description as SCM_RIGHTS),
+	 * HOLDER_NOT_SERVED (the client opens it itself, as without the
+	 * holder), or -errno (the open's error: EEXIST, EACCES, ...). */
+	HOP_OPEN,
+	/* A descriptor of this process names ofd (dup, dup2, F_DUPFD) / no
+	 * longer does (close, dup2 over it, close_range). One reference each. */
+	HOP_REF,
+	HOP_UNREF,
+	/* Data. ofd; arg[0] = offset, or -1 for the OFD's position (used and
+	 * advanced under its position lock, as f_pos); arg[1] = length (at
+	 * most the buffer; a larger call is split by the client, documented:
+	 * a call over HOLDER_BUF_MAX is not atomic against other writers);
+	 * arg[2] = RWF_* flags of the call (shim.h values). Reply: bytes or
+	 * -errno; for a read the bytes are at the start of the buffer. */
+	HOP_READ,
+	HOP_WRITE,
+	/* arg[0] = offset, arg[1] = whence. Reply: new position or -errno. */
+	HOP_LSEEK,
+	/* Reply val = wtio's size of the file (fstat, SEEK_END). */
+	HOP_SIZE,
+	/* arg[0] = dev, arg[1] = ino: for stat by path. Reply: 0 and val =
+	 * size if the holder serves that inode, HOLDER_NOT_SERVED if not. */
+	HOP_SIZE_INO,
+	HOP_FTRUNCATE,		/* arg[0] = length */
+	HOP_FSYNC,
+	HOP_FDATASYNC,
+	HOP_SYNC_RANGE,		/* arg[0] = offset, [1] = nbytes, [2] = flags */
+	HOP_SYNCFS,		/* every served file of the program */
+	HOP_FALLOCATE,		/* arg[0] = mode, [1] = offset, [2] = length */
+	/* The program's F_SETFL: arg[0] = new flags (O_APPEND, O_NONBLOCK,
+	 * O_NOATIME, O_DIRECT); reply: 0. F_GETFL: reply val = the flags. */
+	HOP_SETFL,
+	HOP_GETFL,
+	/* Pass the OFD's file through for every process of the program, for
+	 * good: the holder writes it back (exact size), gives up the lease and
+	 * gives every OFD of the file a kernel description of its own (the
+	 * program's flags, positioned at the OFD's position). Reply:
+	 * HOLDER_DEMOTED with that description (SCM_RIGHTS): the client dup3s
+	 * it onto its descriptor and uses the kernel from then on. Any other
+	 * request on a demoted OFD gets the same reply. arg[0] = reason code
+	 * (HDEMOTE_*), for --debug and the stats. */
+	HOP_DEMOTE,
+	/* fork: before, the parent asks for a token that pins every OFD
+	 * reference of the process for the child; the child's first HELLO
+	 * claims it (HELLO_CLAIM). After, the parent reports arg[0] = token,
+	 * arg[1] = child pid, or -errno if the fork failed (pins dropped). A
+	 * token never claimed is dropped when that pid exits. */
+	HOP_FORK_PREPARE,
+	HOP_FORK_DONE,
+	/* exec: the descriptors the new image inherits (no FD_CLOEXEC) are
+	 * demoted first (HOP_DEMOTE), since the new image may run without the
+	 * shim; then HOP_EXEC drops the process's other references when the
+	 * new image says HELLO with HELLO_EXEC, or when the pid exits. */
+	HOP_EXEC,
+	/* The holder's counters (struct holder_stats in the buffer). */
+	HOP_STATS,
+};
+
+/* HOP_HELLO flags */
+#define HELLO_CLAIM	1u	/* arg[3]: a fork token */
+#define HELLO_EXEC	2u	/* first HELLO of a new image (same pid) */
+
+/* Reply statuses other than >= 0 results and -errno. */
+#define HOLDER_SERVED		(1L << 40)
+#define HOLDER_NOT_SERVED	(1L << 41)
+#define HOLDER_DEMOTED		(1L << 42)
+
+enum holder_demote_reason {
+	HDEMOTE_PROGRAM = 0,	/* asked by the client: mmap, ioctl, ... */
+	HDEMOTE_EXEC,		/* inherited by an exec'd image */
+	HDEMOTE_LOCK,		/* flock / OFD lock: per-description state */
+	HDEMOTE_LEASE,		/* another process opened or truncated it */
+};
+
+struct holder_req {
+	uint32_t op;		/* enum holder_op */
+	uint32_t pad;
+	uint64_t ofd;		/* the OFD id (HOLDER_SERVED's val) */
+	int64_t arg[4];
+};
+
+struct holder_reply {
+	int64_t status;		/* >= 0 result, -errno, or HOLDER_* */
+	int64_t val;		/* HOLDER_SERVED: ofd id; HOP_SIZE*: size */
+	int64_t val2;		/* HOLDER_SERVED: wtio block size */
+	int64_t pad;
+};
+
+/* HOP_STATS: what the tests check ("every relation file served"). Also
+ * written as one line per counter to $WTIO_HOLDER_STATS when the holder
+ * exits, if that is set. */
+struct holder_stats {
+	uint64_t clients;		/* processes that said HELLO */
+	uint64_t opens_served;
+	uint64_t opens_not_served;	/* and why: */
+	uint64_t not_served_elsewhere;	/* open outside the program */
+	uint64_t not_served_other;	/* not regular, no O_DIRECT, ... */
+	uint64_t demoted[4];		/* by holder_demote_reason */
+	uint64_t reads, writes;
+	uint64_t bytes_read, bytes_written;
+	uint64_t syncs;
+	uint64_t clients_died;		/* exited or killed holding OFDs */
+	uint64_t dirty_lost_bytes;	/* write-back errors at exit */
+};
+
+#endif
