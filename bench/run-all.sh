@@ -108,9 +108,13 @@ run() {	# NAME ARGS...: one wtio-bench run on a fresh XFS loop image
 
 # Reference Tables 1-4 (numjobs 1, 2, 4; 8 threads on 2 cores only
 # measures the scheduler) and the iodepth 1 variants of issue #3.
-run table1 --suite=table1 --numjobs=1,2,4 --size=256M --runtime=5 --ramp_time=1
+# Table 1's file grows for the whole run (extending writes, no wrap at
+# --size): merged write-through appends reach ~1 GiB/s here, 6 GiB in one
+# trial, so its image is 12G (in RAM) where the default 4G ran out (ENOSPC).
+run table1 --suite=table1 --numjobs=1,2,4 --size=256M --runtime=5 --ramp_time=1 \
+	--xfs-size=12G
 run table1-ahead --suite=table1 --numjobs=1,2,4 --size=256M --runtime=5 \
-	--ramp_time=1 --size-ahead=1
+	--ramp_time=1 --size-ahead=1 --xfs-size=12G
 run table2 --suite=table2 --numjobs=1,2,4 --size=512M --runtime=5 --ramp_time=1 \
 	--modes=kernel-buffered,kernel-direct,wtio-writeback,wtio-writethrough,wtio-writethrough-noserial
 run table3 --suite=table3 --numjobs=1,2,4 --size=256M --runtime=5 --ramp_time=1 \
@@ -119,7 +123,8 @@ run table4 --suite=table4 --numjobs=1,2,4 --size=512M --runtime=5 --ramp_time=1
 run table2-qd1 --suite=table2 --numjobs=1,2 --iodepth=1 --size=512M --runtime=5 \
 	--ramp_time=1 --modes=kernel-direct,wtio-writethrough,wtio-writethrough-noserial
 run table1-qd1 --suite=table1 --numjobs=1,2 --iodepth=1 --size=256M --runtime=5 \
-	--ramp_time=1 --modes=kernel-direct,wtio-writethrough,wtio-writethrough-noserial
+	--ramp_time=1 --modes=kernel-direct,wtio-writethrough,wtio-writethrough-noserial \
+	--xfs-size=12G
 run cached-read --suite=cached-read --runtime=3 --ramp_time=1
 # The image is allocated in full in /dev/shm (RAM): 6G holds these files.
 run sustained --suite=sustained --runtime=20 --ramp_time=2 --xfs-size=6G
