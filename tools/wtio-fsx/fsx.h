@@ -42,6 +42,7 @@ struct fsx_opts {
 	bool posix;
 	bool keep;		/* keep the file at the end */
 	int adaptive;		/* 0, or FSX_ADAPTIVE_FILE / _CTX */
+	int procs;		/* --procs: cooperating processes (1: one) */
 	bool excluded[OP_NR];
 	const char *path;
 };
@@ -101,13 +102,30 @@ void fsx_log(uint64_t opnum, const char *fmt, ...)
 void fsx_log_dump(void);
 
 /* ---- the shadow copy ---- */
+struct fsx_shared;
 struct fsx_shadow {
 	uint8_t *data;		/* max_len bytes */
 	uint64_t size;
 	uint64_t cap;
+	/* --procs: data and size live here, in memory shared by every
+	 * process; size is copied in and out by lock/unlock */
+	struct fsx_shared *sh;
 };
 
 void fsx_shadow_init(struct fsx_shadow *s, uint64_t cap);
+/* --procs (procs.c): the shadow in shared memory, one lock around each
+ * operation of any process; lock and unlock do nothing without it. */
+void fsx_shadow_init_shared(struct fsx_shadow *s, uint64_t cap);
+void fsx_shadow_lock(struct fsx_shadow *s);
+void fsx_shadow_unlock(struct fsx_shadow *s);
+void fsx_shadow_free(struct fsx_shadow *s);
+/* Fork the other nprocs - 1 processes: returns this process's index
+ * (0: the first, which waits for the others with fsx_procs_wait). */
+int fsx_procs_start(int nprocs);
+/* 0 when every other process passed, else 1 (the failed ones named). */
+int fsx_procs_wait(void);
+/* This process's index and the number of processes, for reports. */
+extern int fsx_proc_index, fsx_nprocs;
 void fsx_shadow_write(struct fsx_shadow *s, const void *buf, size_t len,
 		      uint64_t off);
 void fsx_shadow_truncate(struct fsx_shadow *s, uint64_t len);

@@ -48,6 +48,10 @@ static void usage(FILE *f)
 "              every write adaptive (WTIO_ADAPTIVE): by the handle's\n"
 "              default flags (file, the default) or the context's\n"
 "              (WTIO_CONFIG_ADAPTIVE)\n"
+"  --procs=N   N processes (1..64, with --posix) on FILE: the first opens\n"
+"              it and forks the others; one shadow in shared memory, each\n"
+"              operation of any process under one lock (for one cache\n"
+"              shared by the processes: wtio-run --shared)\n"
 "  sizes take k, m, g suffixes.\n"
 "  operation types:");
 	for (i = 0; i < OP_NR; i++)
@@ -98,6 +102,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 	static const struct option longopts[] = {
 		{ "posix", no_argument, NULL, 'P' },
 		{ "adaptive", optional_argument, NULL, 'A' },
+		{ "procs", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -110,6 +115,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 	o->max_op = 64 << 10;
 	o->folio_size = 4096;
 	o->backend = WTIO_BACKEND_AUTO;
+	o->procs = 1;
 	while ((c = getopt_long(argc, argv, "N:S:l:o:f:c:b:X:qkh", longopts,
 				NULL)) != -1) {
 		switch (c) {
@@ -146,6 +152,13 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 				exit(2);
 			}
 			break;
+		case 'p':
+			o->procs = (int)parse_size(optarg, "--procs");
+			if (o->procs < 1 || o->procs > 64) {
+				fprintf(stderr, "wtio-fsx: --procs must be 1..64\n");
+				exit(2);
+			}
+			break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); exit(2);
 		}
@@ -170,6 +183,12 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 	if (o->posix && o->adaptive) {
 		fprintf(stderr, "wtio-fsx: --adaptive is a wtio mode: not "
 			"with --posix\n");
+		exit(2);
+	}
+	if (o->procs > 1 && !o->posix) {
+		/* separate wtio contexts on one file are not coherent: the
+		 * processes share it through the kernel or one shim cache */
+		fprintf(stderr, "wtio-fsx: --procs needs --posix\n");
 		exit(2);
 	}
 	if (o->posix) {

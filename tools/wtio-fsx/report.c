@@ -15,10 +15,25 @@
 
 uint64_t fsx_seed;
 
+static void fsx_reproduce_line(void)
+{
+	if (fsx_nprocs > 1)
+		fprintf(stderr, "reproduce with: -S %llu --procs=%d (the "
+			"processes' interleaving differs from run to run)\n",
+			(unsigned long long)fsx_seed, fsx_nprocs);
+	else
+		fprintf(stderr, "reproduce with: -S %llu\n",
+			(unsigned long long)fsx_seed);
+}
+
 static void header(uint64_t opnum)
 {
-	fprintf(stderr, "\nwtio-fsx: FAILURE at operation %llu (seed %llu)\n",
+	fprintf(stderr, "\nwtio-fsx: FAILURE at operation %llu (seed %llu)",
 		(unsigned long long)opnum, (unsigned long long)fsx_seed);
+	if (fsx_nprocs > 1)
+		fprintf(stderr, " in process %d of %d (pid %d)", fsx_proc_index,
+			fsx_nprocs, (int)getpid());
+	fprintf(stderr, "\n");
 }
 
 void fsx_fail(uint64_t opnum, const char *fmt, ...)
@@ -31,7 +46,7 @@ void fsx_fail(uint64_t opnum, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\n");
 	fsx_log_dump();
-	fprintf(stderr, "reproduce with: -S %llu\n", (unsigned long long)fsx_seed);
+	fsx_reproduce_line();
 	exit(1);
 }
 
@@ -78,7 +93,7 @@ void fsx_fail_diff(uint64_t opnum, const char *what, const uint8_t *got,
 	if (rows == 32)
 		fprintf(stderr, "  ... (more rows differ)\n");
 	fsx_log_dump();
-	fprintf(stderr, "reproduce with: -S %llu\n", (unsigned long long)fsx_seed);
+	fsx_reproduce_line();
 	exit(1);
 }
 

@@ -459,11 +459,14 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 	struct fsx_opts eff = *o;
 	bool tty = isatty(1) && !o->quiet;
 	unsigned total = 0;
-	int i, ret;
+	int i, ret, idx = 0;
 
 	fsx_seed = o->seed;
 	x.o = &eff;
-	fsx_shadow_init(&x.s, o->max_len);
+	if (o->procs > 1)
+		fsx_shadow_init_shared(&x.s, o->max_len);
+	else
+		fsx_shadow_init(&x.s, o->max_len);
 	x.buf = malloc(o->max_op + 64);
 	x.buf2 = malloc(o->max_len + 10000 + 64);
 	if (!x.buf || !x.buf2) {
@@ -492,9 +495,21 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 		       o->cache_size : (uint64_t)o->folio_size * 32),
 		       eff.excluded[OP_ATOMIC] && !o->excluded[OP_ATOMIC] ?
 		       " (no atomic writes on this file)" : "");
+	if (o->procs > 1) {
+		if (!o->quiet)
+			printf("wtio-fsx: %d processes on the file, %llu ops each, "
+			       "one shadow\n", o->procs,
+			       (unsigned long long)o->nr_ops);
+		/* the others inherit the open descriptor (one description) */
+		idx = fsx_procs_start(o->procs);
+		x.rng = o->seed + (uint64_t)idx * 0xd1b54a32d192ed03ull;
+		if (idx)
+			tty = false;
+	}
 	for (x.op = 1; x.op <= o->nr_ops; x.op++) {
 		enum fsx_op op = pick_op(&x, total);
 
+		fsx_shadow_lock(&x.s);
 		switch (op) {
 		case OP_READ: do_read(&x); break;
 		case OP_WRITE: case OP_WRITETHROUGH: case OP_DSYNC:
@@ -509,6 +524,7 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 		case OP_REOPEN: do_reopen(&x); break;
 		default: break;
 		}
+		fsx_shadow_unlock(&x.s);
 		if (tty && x.op % 500 == 0) {
 			printf("\r%llu/%llu ops", (unsigned long long)x.op,
 			       (unsigned long long)o->nr_ops);
@@ -517,16 +533,37 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 	}
 	x.op = o->nr_ops + 1;
 	fsx_log(x.op, "final close");
+	fsx_shadow_lock(&x.s);
 	ret = t->ops->close(t, true);
 	if (ret)
 		fsx_fail(x.op, "final close: %s", strerror(-ret));
 	fsx_check_disk(x.op, o->path, &x.s, true, 0, 0);
 	x.disk_checks++;
+	fsx_shadow_unlock(&x.s);
+	if (idx) {
+		if (!o->quiet)
+			printf("wtio-fsx: process %d of %d: %llu ops OK\n", idx,
+			       o->procs, (unsigned long long)o->nr_ops);
+		exit(0);
+	}
+	if (o->procs > 1) {
+		if (fsx_procs_wait()) {
+			fprintf(stderr, "wtio-fsx: seed %llu: FAILURE in another "
+				"process (above)\n", (unsigned long long)o->seed);
+			return 1;
+		}
+		/* every process closed it: the whole file, exact size */
+		fsx_shadow_lock(&x.s);
+		fsx_check_disk(x.op, o->path, &x.s, true, 0, 0);
+		fsx_shadow_unlock(&x.s);
+		x.disk_checks++;
+	}
 	if (tty)
 		printf("\r%40s\r", "");
-	printf("wtio-fsx: seed %llu: %llu ops OK, %llu disk checks, %llu NOWAIT "
+	printf("wtio-fsx: seed %llu: %llu ops OK%s, %llu disk checks, %llu NOWAIT "
 	       "EAGAIN:", (unsigned long long)o->seed,
-	       (unsigned long long)o->nr_ops, (unsigned long long)x.disk_checks,
+	       (unsigned long long)o->nr_ops, o->procs > 1 ?
+	       " in each process" : "", (unsigned long long)x.disk_checks,
 	       (unsigned long long)x.nowait_eagain);
 	for (i = 0; i < OP_NR; i++)
 		printf(" %s %llu", fsx_op_names[i], (unsigned long long)x.counts[i]);
@@ -536,6 +573,6 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 	printf("\n");
 	free(x.buf);
 	free(x.buf2);
-	free(x.s.data);
+	fsx_shadow_free(&x.s);
 	return 0;
 }

@@ -15,6 +15,7 @@ void fsx_shadow_init(struct fsx_shadow *s, uint64_t cap)
 	}
 	s->size = 0;
 	s->cap = cap;
+	s->sh = NULL;
 }
 
 void fsx_shadow_write(struct fsx_shadow *s, const void *buf, size_t len,
