@@ -30,8 +30,8 @@ for mode in ${ONLY_MODES:-$MODES}; do
 		[ "$rc" = 0 ] ||
 			fail "$mode, seed $seed${cache:+ ${cache[*]}}: wtio-fsx --procs=3 exit $rc: $(grep -v '^wtio-preload\[' "$SHIM_TMP/out" | tail -40)"
 		wait_holder "$STATS"
+		served_at_least "$STATS" 2 "$mode seed $seed"
 		if [ -n "$SHARED_FLAG" ]; then
-			served_at_least "$STATS" 2 "$mode seed $seed"
 			d=$(demotions "$STATS")
 			[ "$d" = 0 ] ||
 				fail "$mode seed $seed: $d demotions: $(grep '^demoted' "$STATS" | tr '\n' ' ')"

@@ -18,8 +18,10 @@ srun() {
 	shift 2
 	rm -f "$stats" "$stats.log"
 	if [ -z "$SHARED_FLAG" ]; then
-		timeout 300 "$WTIO_RUN" --preload="$WTIO_PRELOAD" --mode="$mode" \
-			--paths="$SERVED" --cache-size=64M "$@" 2>>"$stats.log"
+		# the per-process shim's decisions, on stderr and in STATS.log
+		{ timeout 300 "$WTIO_RUN" --preload="$WTIO_PRELOAD" --mode="$mode" \
+			--paths="$SERVED" --cache-size=64M --debug "$@" 2>&1 1>&3 |
+			tee -a "$stats.log" >&2; return "${PIPESTATUS[0]}"; } 3>&1
 		return
 	fi
 	WTIO_HOLDER_STATS=$stats timeout 300 "$WTIO_RUN" $SHARED_FLAG \
@@ -54,8 +56,15 @@ demotions() {
 
 # served_at_least STATS N WHAT: the holder served N opens or more
 served_at_least() {
-	local n
-	[ -n "$SHARED_FLAG" ] || return 0
+	local n p
+	if [ -z "$SHARED_FLAG" ]; then
+		# the per-process shim: served, and never passed through?
+		n=$(grep -c "served by wtio" "$1.log")
+		p=$(grep -E "through from now on|lease broken|passing .* through" "$1.log" | head -3)
+		[ "$n" -ge "$2" ] && [ -z "$p" ] ||
+			fail "$3: the per-process shim served $n opens (want $2) and passed files through: $p"
+		return 0
+	fi
 	n=$(stat_of "$1" opens_served)
 	[ -n "$n" ] || fail "$3: no opens_served in the holder's stats: $(cat "$1")"
 	[ "$n" -ge "$2" ] ||
