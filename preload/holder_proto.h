@@ -112,6 +112,19 @@ enum holder_op {
 	HOP_STATS,
 };
 
+/*
+ * Replies, as the holder gives them (added with the holder; nothing above
+ * changed): HOP_FORK_PREPARE: status = the token (> 0) or -errno.
+ * HOP_SIZE, HOP_SIZE_INO: status 0, val = the size. HOP_GETFL: status 0,
+ * val = the program's flags of the OFD (access mode, O_APPEND, O_NONBLOCK,
+ * O_NOATIME, O_DIRECT, O_DSYNC, O_SYNC, and O_LARGEFILE's kernel bit, as a
+ * 64-bit kernel shows it). HOP_UNREF: status 0, or the error the last
+ * close of the OFD (or of the file: write-back, exact size) reported.
+ * HOP_STATS: status = sizeof(struct holder_stats). A memfd created with
+ * MFD_ALLOW_SEALING is sealed against shrinking by the holder (F_SEAL_SHRINK),
+ * so that no shrink can fault the holder's copy.
+ */
+
 /* HOP_HELLO flags */
 #define HELLO_CLAIM	1u	/* arg[3]: a fork token */
 #define HELLO_EXEC	2u	/* first HELLO of a new image (same pid) */
@@ -144,7 +157,9 @@ struct holder_reply {
 
 /* HOP_STATS: what the tests check ("every relation file served"). Also
  * written as one line per counter to $WTIO_HOLDER_STATS when the holder
- * exits, if that is set. */
+ * exits, if that is set: "name value", the field names below, demoted[]
+ * as demoted_program, demoted_exec, demoted_lock, demoted_lease and their
+ * sum as demoted. */
 struct holder_stats {
 	uint64_t clients;		/* processes that said HELLO */
 	uint64_t opens_served;

@@ -6,7 +6,12 @@
  *   wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|
  *                    adaptive]
  *            [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]
- *            [--preload=PATH] [--debug] -- PROGRAM ARGS...
+ *            [--preload=PATH] [--debug] [--shared [--log=FILE]]
+ *            -- PROGRAM ARGS...
+ *
+ * --shared: one cache for every process of the program, held by a cache
+ * holder that wtio-run starts (preload/holder/run.c; docs/DESIGN.md, "One
+ * cache per program").
  *
  * Every value is checked before the program starts: a bad one is an error
  * (exit 2, with a message), never a silent change of what is served.
@@ -14,6 +19,7 @@
  * the program cannot be run, 127 if it is not found (man/wtio-run.1).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "holder/run.h"
+#include "holder_proto.h"
 #include "shim_size.h"
 
 #ifndef WTIO_RUN_VERSION
@@ -38,7 +46,8 @@ static void usage(FILE *f)
 "usage: wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|\n"
 "                        adaptive]\n"
 "                [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]\n"
-"                [--preload=PATH] [--debug] -- PROGRAM ARGS...\n"
+"                [--preload=PATH] [--debug] [--shared [--log=FILE]]\n"
+"                -- PROGRAM ARGS...\n"
 "       wtio-run --help | --version\n"
 "Serves the files under the paths (default: the current directory) through\n"
 "wtio's user-space cache; everything else goes to the kernel untouched.\n"
@@ -49,6 +58,10 @@ static void usage(FILE *f)
 "                    64K to the machine's memory)\n"
 "  --preload=PATH    the libwtio-preload.so to use\n"
 "  --debug           one line on stderr per decision, naming the file\n"
+"  --shared          one cache for every process of the program, in a\n"
+"                    cache holder that lives until its last process ends\n"
+"  --log=FILE        the holder's messages go to FILE (appended), not to\n"
+"                    stderr (a daemon's stderr would stay open)\n"
 "Exit status: the program's; 2 bad usage or value; 126 cannot run the\n"
 "program; 127 program not found. See wtio-run(1).\n");
 }
@@ -156,10 +169,11 @@ static const char *find_preload(const char *opt)
 
 int main(int argc, char **argv)
 {
-	const char *preload = NULL, *old, *why, *v;
+	const char *preload = NULL, *old, *why, *v, *log = NULL;
+	bool shared = false;
 	char *ld, *paths;
 	uint64_t size;
-	int i;
+	int i, log_fd = -1;
 
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -190,6 +204,12 @@ int main(int argc, char **argv)
 				return bad("--preload=: %s%s", "no library given", "");
 		} else if (!strcmp(a, "--debug")) {
 			setenv("WTIO_DEBUG", "1", 1);
+		} else if (!strcmp(a, "--shared")) {
+			shared = true;
+		} else if (!strncmp(a, "--log=", 6)) {
+			log = a + 6;
+			if (!*log)
+				return bad("--log=: %s%s", "no file given", "");
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			return 0;
@@ -209,6 +229,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "wtio-run: no program to run\n");
 		usage(stderr);
 		return 2;
+	}
+	if (log && !shared)
+		return bad("--log=%s: %s", log, "only with --shared (the holder's messages)");
+	if (log) {
+		log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC |
+			      O_NOCTTY, 0666);
+		if (log_fd < 0)
+			return bad("--log=%s: %s", log, strerror(errno));
 	}
 	/* The environment's values (an option above sets them too) get the
 	 * same checks as the options: the library would refuse them later,
@@ -243,6 +271,10 @@ int main(int argc, char **argv)
 		ld = strdup(preload);
 	}
 	setenv("LD_PRELOAD", ld, 1);
+	if (shared)
+		return holder_run(&argv[i], log_fd);
+	/* per-process caches, even inside a program run with --shared */
+	unsetenv(HOLDER_ENV);
 	execvp(argv[i], &argv[i]);
 	fprintf(stderr, "wtio-run: %s: %s\n", argv[i], strerror(errno));
 	return errno == ENOENT ? 127 : 126;

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * log.c - the holder's messages and counters. Messages go to file
+ * descriptor 2, which is the program's stderr or the --log file: one
+ * write per line, so that lines of several threads never mix.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct holder_stats hstats;
+static bool debugging;
+
+void hlog_init(bool debug)
+{
+	debugging = debug;
+}
+
+bool hlog_debugging(void)
+{
+	return debugging;
+}
+
+static void say(const char *fmt, va_list ap)
+{
+	char buf[1024];
+	int n = snprintf(buf, sizeof(buf), "wtio-holder[%d]: ", (int)getpid());
+
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	if (write(2, buf, (size_t)n) < 0) {
+		/* nowhere else to say it */
+	}
+}
+
+void hlog(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+void hdebug(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!debugging)
+		return;
+	va_start(ap, fmt);
+	say(fmt, ap);
+	va_end(ap);
+}
+
+void hstats_get(struct holder_stats *out)
+{
+	const uint64_t *src = (const uint64_t *)&hstats;
+	uint64_t *dst = (uint64_t *)out;
+	size_t i;
+
+	for (i = 0; i < sizeof(*out) / sizeof(uint64_t); i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+int hstats_write(const char *path)
+{
+	struct holder_stats s;
+	static const char *const reasons[4] = { "program", "exec", "lock",
+						"lease" };
+	FILE *f = fopen(path, "w");
+	uint64_t all = 0;
+	int i;
+
+	if (!f)
+		return -1;
+	hstats_get(&s);
+#define P(name) fprintf(f, #name " %llu\n", (unsigned long long)s.name)
+	P(clients);
+	P(opens_served);
+	P(opens_not_served);
+	P(not_served_elsewhere);
+	P(not_served_other);
+	/* demoted[] by enum holder_demote_reason, and their sum */
+	for (i = 0; i < 4; i++) {
+		fprintf(f, "demoted_%s %llu\n", reasons[i],
+			(unsigned long long)s.demoted[i]);
+		all += s.demoted[i];
+	}
+	fprintf(f, "demoted %llu\n", (unsigned long long)all);
+	P(reads);
+	P(writes);
+	P(bytes_read);
+	P(bytes_written);
+	P(syncs);
+	P(clients_died);
+	P(dirty_lost_bytes);
+#undef P
+	return fclose(f) == 0 ? 0 : -1;
+}

@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proc.c - the program's processes: which OFDs each names (how many of
+ * its descriptors), fork tokens that hand them to a child, exec, and the
+ * end of a process, heard through its pidfd (a process's references
+ * outlive its connections: a thread's connection may close while the
+ * process keeps its descriptors).
+ *
+ * A process that dies (SIGKILL mid-call included) has its references
+ * dropped when its pidfd says so; a request it had in flight ends first
+ * (it holds a reference of its own). What it wrote and was acknowledged
+ * is in the cache: it is written back at the file's last close at the
+ * latest.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../holder_proto.h"
+#include "log.h"
+#include "proc.h"
+
+struct pref {
+	struct hofd *o;
+	long n;
+};
+
+struct hproc {
+	pid_t pid;
+	int pidfd;
+	pthread_mutex_t lock;	/* refs, dead */
+	struct pref *refs;
+	int nr, cap;
+	bool dead;
+	bool exec_pending;
+	/* procs_lock: */
+	int users;		/* the table's (until its death) + connections */
+	bool hashed;
+	struct hproc *next;
+};
+
+struct htoken {
+	uint64_t id;
+	pid_t parent;
+	struct pref *refs;
+	int nr;
+	struct htoken *next;
+};
+
+#define PROC_BUCKETS 256
+
+static pthread_mutex_t procs_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hproc *proc_hash[PROC_BUCKETS];
+static struct htoken *tokens;
+static uint64_t next_token = 1;
+static int epfd = -1;
+
+pid_t hproc_pid(const struct hproc *p)
+{
+	return p->pid;
+}
+
+static struct hproc *find_locked(pid_t pid)
+{
+	struct hproc *p;
+
+	for (p = proc_hash[(unsigned int)pid % PROC_BUCKETS]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static void unhash_locked(struct hproc *p)
+{
+	struct hproc **pp = &proc_hash[(unsigned int)p->pid % PROC_BUCKETS];
+
+	if (!p->hashed)
+		return;
+	for (; *pp; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			break;
+		}
+	p->hashed = false;
+}
+
+static void free_proc(struct hproc *p)
+{
+	pthread_mutex_destroy(&p->lock);
+	free(p->refs);
+	free(p);
+}
+
+void hproc_put(struct hproc *p)
+{
+	bool last;
+
+	pthread_mutex_lock(&procs_lock);
+	last = --p->users == 0;
+	pthread_mutex_unlock(&procs_lock);
+	if (last)
+		free_proc(p);
+}
+
+/* Drop a list of references (no lock held). */
+static void drop_refs(struct pref *refs, int nr)
+{
+	int i;
+
+	for (i = 0; i < nr; i++)
+		hofd_put(refs[i].o, refs[i].n);
+	free(refs);
+}
+
+/* Take p's references away from it (they are the caller's to drop). */
+static struct pref *steal_refs(struct hproc *p, int *nr)
+{
+	struct pref *r;
+
+	pthread_mutex_lock(&p->lock);
+	r = p->refs;
+	*nr = p->nr;
+	p->refs = NULL;
+	p->nr = p->cap = 0;
+	pthread_mutex_unlock(&p->lock);
+	return r;
+}
+
+/* Add n references to o (already counted on o) to p. p->lock held.
+ * false: no memory (the caller drops them). */
+static bool add_locked(struct hproc *p, struct hofd *o, long n)
+{
+	int i;
+
+	for (i = 0; i < p->nr; i++)
+		if (p->refs[i].o == o) {
+			p->refs[i].n += n;
+			return true;
+		}
+	if (p->nr == p->cap) {
+		int cap = p->cap ? p->cap * 2 : 16;
+		struct pref *bigger = realloc(p->refs, (size_t)cap * sizeof(*bigger));
+
+		if (!bigger)
+			return false;
+		p->refs = bigger;
+		p->cap = cap;
+	}
+	p->refs[p->nr].o = o;
+	p->refs[p->nr].n = n;
+	p->nr++;
+	return true;
+}
+
+/* Give refs (counted on their OFDs) to p, or drop them if p is dead. */
+static void give_refs(struct hproc *p, struct pref *refs, int nr)
+{
+	int i;
+
+	pthread_mutex_lock(&p->lock);
+	for (i = 0; i < nr && !p->dead; i++)
+		if (!add_locked(p, refs[i].o, refs[i].n))
+			break;
+	pthread_mutex_unlock(&p->lock);
+	for (; i < nr; i++)
+		hofd_put(refs[i].o, refs[i].n);
+	free(refs);
+}
+
+/* The watcher heard p end. */
+static void proc_died(struct hproc *p)
+{
+	struct pref *refs;
+	int nr;
+
+	pthread_mutex_lock(&procs_lock);
+	unhash_locked(p);
+	epoll_ctl(epfd, EPOLL_CTL_DEL, p->pidfd, NULL);
+	close(p->pidfd);
+	p->pidfd = -1;
+	pthread_mutex_unlock(&procs_lock);
+	pthread_mutex_lock(&p->lock);
+	p->dead = true;
+	pthread_mutex_unlock(&p->lock);
+	refs = steal_refs(p, &nr);
+	if (nr) {
+		HSTAT_INC(clients_died);
+		hdebug("process %d ended holding %d served descriptions",
+		       (int)p->pid, nr);
+	}
+	drop_refs(refs, nr);
+	hproc_put(p);		/* the table's reference */
+}
+
+static void *watcher(void *arg)
+{
+	struct epoll_event ev[32];
+	int n, i;
+
+	(void)arg;
+	for (;;) {
+		n = epoll_wait(epfd, ev, 32, -1);
+		for (i = 0; i < n; i++)
+			proc_died(ev[i].data.ptr);
+	}
+	return NULL;
+}
+
+int hproc_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int err;
+
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0)
+		return -errno;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	err = pthread_create(&t, &attr, watcher, NULL);
+	pthread_attr_destroy(&attr);
+	return -err;
+}
+
+static bool pidfd_ended(int pidfd)
+{
+	struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&pf, 1, 0) > 0;
+}
+
+/* A new process entry, hashed and watched. procs_lock held. */
+static struct hproc *new_locked(pid_t pid, int pidfd)
+{
+	struct hproc *p = calloc(1, sizeof(*p));
+	struct epoll_event ev = { .events = EPOLLIN };
+	unsigned int b = (unsigned int)pid % PROC_BUCKETS;
+
+	if (!p)
+		return NULL;
+	pthread_mutex_init(&p->lock, NULL);
+	p->pid = pid;
+	p->pidfd = pidfd;
+	p->users = 1;
+	ev.data.ptr = p;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, pidfd, &ev) < 0) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return NULL;
+	}
+	p->hashed = true;
+	p->next = proc_hash[b];
+	proc_hash[b] = p;
+	HSTAT_INC(clients);
+	return p;
+}
+
+/* The live entry of pid (one whose pidfd says ended is left to the
+ * watcher: the pid was reused), or a new one on pidfd (taken). */
+static struct hproc *get_locked(pid_t pid, int pidfd)
+{
+	struct hproc *p = find_locked(pid);
+
+	if (p && pidfd_ended(p->pidfd)) {
+		unhash_locked(p);
+		p = NULL;
+	}
+	if (p) {
+		if (pidfd >= 0)
+			close(pidfd);
+		return p;
+	}
+	if (pidfd < 0)
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return NULL;
+	p = new_locked(pid, pidfd);
+	if (!p)
+		close(pidfd);
+	return p;
+}
+
+static struct htoken *take_token_locked(uint64_t id)
+{
+	struct htoken **pt, *t;
+
+	for (pt = &tokens; (t = *pt); pt = &t->next)
+		if (t->id == id) {
+			*pt = t->next;
+			return t;
+		}
+	return NULL;
+}
+
+struct hproc *hproc_hello(pid_t pid, int pidfd, unsigned int flags,
+			  uint64_t token)
+{
+	struct htoken *t = NULL;
+	struct pref *old = NULL;
+	struct hproc *p;
+	int nold = 0;
+
+	pthread_mutex_lock(&procs_lock);
+	p = get_locked(pid, pidfd);
+	if (p)
+		p->users++;
+	if (p && (flags & HELLO_CLAIM))
+		t = take_token_locked(token);
+	pthread_mutex_unlock(&procs_lock);
+	if (!p) {
+		if (t)
+			drop_refs(t->refs, t->nr);
+		free(t);
+		return NULL;
+	}
+	if (flags & HELLO_EXEC) {
+		/* the old image's references: its descriptors that the new
+		 * image inherits were demoted before the exec */
+		old = steal_refs(p, &nold);
+		pthread_mutex_lock(&p->lock);
+		p->exec_pending = false;
+		pthread_mutex_unlock(&p->lock);
+		HSTAT_INC(clients);
+		hdebug("process %d: a new image (exec)", (int)pid);
+	}
+	if (t) {
+		give_refs(p, t->refs, t->nr);
+		free(t);
+	}
+	drop_refs(old, nold);
+	return p;
+}
+
+void hproc_adopt(struct hproc *p, struct hofd *o)
+{
+	bool ok;
+
+	pthread_mutex_lock(&p->lock);
+	ok = !p->dead && add_locked(p, o, 1);
+	pthread_mutex_unlock(&p->lock);
+	if (!ok)
+		hofd_put(o, 1);
+}
+
+/* p's entry for id, or -1. p->lock held. */
+static int find_ref(struct hproc *p, uint64_t id)
+{
+	int i;
+
+	for (i = 0; i < p->nr; i++)
+		if (p->refs[i].o->id == id)
+			return i;
+	return -1;
+}
+
+int hproc_ref(struct hproc *p, uint64_t id)
+{
+	struct hofd *o = NULL;
+	int i;
+
+	pthread_mutex_lock(&p->lock);
+	i = find_ref(p, id);
+	if (i >= 0) {
+		o = p->refs[i].o;
+		p->refs[i].n++;
+		hofd_ref(o, 1);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return o ? 0 : -EBADF;
+}
+
+int hproc_unref(struct hproc *p, uint64_t id)
+{
+	struct hofd *o = NULL;
+	int i;
+
+	pthread_mutex_lock(&p->lock);
+	i = find_ref(p, id);
+	if (i >= 0) {
+		o = p->refs[i].o;
+		if (--p->refs[i].n == 0)
+			p->refs[i] = p->refs[--p->nr];
+	}
+	pthread_mutex_unlock(&p->lock);
+	return o ? hofd_put(o, 1) : -EBADF;
+}
+
+int64_t hproc_fork_prepare(struct hproc *p)
+{
+	struct htoken *t = calloc(1, sizeof(*t));
+	int i;
+
+	if (!t)
+		return -ENOMEM;
+	pthread_mutex_lock(&p->lock);
+	t->refs = calloc((size_t)p->nr + 1, sizeof(*t->refs));
+	if (!t->refs) {
+		pthread_mutex_unlock(&p->lock);
+		free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nr; i++) {
+		t->refs[i] = p->refs[i];
+		hofd_ref(p->refs[i].o, p->refs[i].n);
+	}
+	t->nr = p->nr;
+	pthread_mutex_unlock(&p->lock);
+	t->parent = p->pid;
+	pthread_mutex_lock(&procs_lock);
+	t->id = next_token++;
+	t->next = tokens;
+	tokens = t;
+	pthread_mutex_unlock(&procs_lock);
+	return (int64_t)t->id;
+}
+
+int hproc_fork_done(struct hproc *p, uint64_t token, int64_t child)
+{
+	struct hproc *c = NULL;
+	struct htoken *t;
+
+	pthread_mutex_lock(&procs_lock);
+	t = take_token_locked(token);
+	if (t && t->parent != p->pid) {
+		/* not this process's token: leave it */
+		t->next = tokens;
+		tokens = t;
+		t = NULL;
+	}
+	/* The child has not claimed it yet: it becomes the child's now (a
+	 * child that dies before any call of its own drops it then). */
+	if (t && child > 0) {
+		c = get_locked((pid_t)child, -1);
+		if (c)
+			c->users++;
+	}
+	pthread_mutex_unlock(&procs_lock);
+	if (!t)
+		return 0;
+	if (c) {
+		give_refs(c, t->refs, t->nr);
+		hproc_put(c);
+	} else {
+		drop_refs(t->refs, t->nr);
+	}
+	free(t);
+	return 0;
+}
+
+void hproc_exec(struct hproc *p)
+{
+	pthread_mutex_lock(&p->lock);
+	p->exec_pending = true;
+	pthread_mutex_unlock(&p->lock);
+}

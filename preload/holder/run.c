@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * run.c - wtio-run --shared: three processes.
+ *
+ *   wtio-run (front) --fork--> holder --fork--> PROGRAM
+ *
+ * The front waits for the program's status (the holder reports it on a
+ * pipe) and exits with it, so that a caller waiting for wtio-run waits
+ * for the program, not for its daemons. The holder is the program's
+ * parent and subreaper: every process of the program ends up its child,
+ * so waitpid's ECHILD says the last one has exited; it then closes every
+ * file (write-back, exact size) and exits. When the program leaves no
+ * process behind, the holder writes everything back before it reports
+ * the status, so that the files are complete when wtio-run returns; with
+ * processes left (a daemon), it reports at once and writes back when the
+ * last one ends (an open of a served file by anyone meanwhile breaks the
+ * holder's lease, and waits for the write-back).
+ *
+ * The holder ignores the terminal's and kill's polite signals (the
+ * program's end is what ends it, and its cache must be written back);
+ * the front forwards the signals sent to it with kill(2) to the program.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../holder_proto.h"
+#include "conn.h"
+#include "ctx.h"
+#include "demote.h"
+#include "finish.h"
+#include "lease.h"
+#include "log.h"
+#include "proc.h"
+#include "run.h"
+
+/* Messages of the holder to the front. */
+enum { MSG_PID = 1, MSG_STATUS, MSG_FAILED };
+struct front_msg {
+	int kind;
+	int val;
+};
+
+static const int polite[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE,
+			      SIGTSTP, SIGTTIN, SIGTTOU };
+static const int forwarded[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGUSR1,
+				 SIGUSR2, SIGALRM, SIGWINCH, SIGCONT };
+static volatile pid_t program_pid;
+
+static void tell(int fd, int kind, int val)
+{
+	struct front_msg m = { kind, val };
+
+	if (fd >= 0 && write(fd, &m, sizeof(m)) != sizeof(m)) {
+		/* the front is gone: nobody to tell */
+	}
+}
+
+/* ---- the program ---- */
+
+static void program(char **argv, int go_fd, const sigset_t *mask)
+{
+	char c = 0;
+	ssize_t n;
+
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	do {
+		n = read(go_fd, &c, 1);
+	} while (n < 0 && errno == EINTR);
+	if (n != 1 || c != 'g')
+		_exit(126);	/* the holder could not start: said there */
+	execvp(argv[0], argv);
+	fprintf(stderr, "wtio-run: %s: %s\n", argv[0], strerror(errno));
+	_exit(errno == ENOENT ? 127 : 126);
+}
+
+/* ---- the holder ---- */
+
+/* Reap what has ended without waiting; true once no child is left. */
+static bool reap_others(void)
+{
+	int st;
+	pid_t p;
+
+	while ((p = waitpid(-1, &st, WNOHANG)) > 0)
+		;
+	return p < 0 && errno == ECHILD;
+}
+
+static void holder_loop(int front_fd, pid_t child)
+{
+	bool reported = false;
+	int st;
+
+	for (;;) {
+		pid_t p = waitpid(-1, &st, 0);
+
+		if (p == child) {
+			/* Nothing else left: the files are written back
+			 * before wtio-run returns. */
+			if (reap_others() && hconn_wait_idle(2000)) {
+				hfinish();
+				tell(front_fd, MSG_STATUS, st);
+				return;
+			}
+			tell(front_fd, MSG_STATUS, st);
+			close(front_fd);
+			front_fd = -1;
+			reported = true;
+			hdebug("the program's process %d ended; others remain",
+			       (int)child);
+		} else if (p < 0 && errno == ECHILD) {
+			/* the last process is gone; its connections end */
+			hconn_wait_idle(-1);
+			hfinish();
+			if (!reported)
+				tell(front_fd, MSG_FAILED, 1);
+			return;
+		}
+	}
+}
+
+static void holder(char **argv, int front_fd, int log_fd,
+		   const sigset_t *mask)
+{
+	char name[108];
+	int go[2], lsock, ret, devnull;
+	size_t i;
+	pid_t child;
+
+	hlog_init(getenv("WTIO_DEBUG") && getenv("WTIO_DEBUG")[0] == '1');
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
+		hlog("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
+		goto failed;
+	}
+	lsock = hconn_listen(name, sizeof(name));
+	if (lsock < 0) {
+		hlog("the holder's socket: %s", strerror(-lsock));
+		goto failed;
+	}
+	setenv(HOLDER_ENV, name, 1);
+	if (pipe2(go, O_CLOEXEC) < 0)
+		goto failed;
+	child = fork();
+	if (child < 0) {
+		hlog("fork: %s", strerror(errno));
+		goto failed;
+	}
+	if (child == 0) {
+		close(go[1]);
+		program(argv, go[0], mask);
+	}
+	close(go[0]);
+	for (i = 0; i < sizeof(polite) / sizeof(polite[0]); i++)
+		signal(polite[i], SIG_IGN);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	/* the program applied its umask to the modes it sends */
+	umask(0);
+	hlease_block();		/* before any thread exists */
+	ret = hctx_create();
+	if (!ret)
+		ret = hlease_start(hdemote_broken);
+	if (!ret)
+		ret = hproc_start();
+	if (!ret)
+		ret = hconn_start(lsock);
+	if (ret) {
+		hlog("the cache holder cannot start: %s", strerror(-ret));
+		close(go[1]);	/* the program exits 126 */
+		tell(front_fd, MSG_PID, (int)child);
+		waitpid(child, NULL, 0);
+		tell(front_fd, MSG_FAILED, 126);
+		_exit(126);
+	}
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+		close(devnull);
+	}
+	if (log_fd >= 0) {
+		dup2(log_fd, 2);
+		close(log_fd);
+	}
+	tell(front_fd, MSG_PID, (int)child);
+	hdebug("serving process %d at %s", (int)child, name);
+	if (write(go[1], "g", 1) != 1)
+		hlog("the program could not be started");
+	close(go[1]);
+	holder_loop(front_fd, child);
+	_exit(0);
+failed:
+	tell(front_fd, MSG_FAILED, 126);
+	_exit(126);
+}
+
+/* ---- the front ---- */
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* the terminal's signals reach the program's group already */
+	if ((si->si_code == SI_USER || si->si_code == SI_QUEUE) && program_pid > 0)
+		kill(program_pid, sig);
+}
+
+static int die_like(int st)
+{
+	struct rlimit no_core = { 0, 0 };
+	int sig;
+
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	if (!WIFSIGNALED(st))
+		return 1;
+	sig = WTERMSIG(st);
+	setrlimit(RLIMIT_CORE, &no_core);
+	signal(sig, SIG_DFL);
+	{
+		sigset_t s;
+
+		sigemptyset(&s);
+		sigaddset(&s, sig);
+		sigprocmask(SIG_UNBLOCK, &s, NULL);
+	}
+	raise(sig);
+	return 128 + sig;
+}
+
+int holder_run(char **argv, int log_fd)
+{
+	struct sigaction sa;
+	struct front_msg m;
+	sigset_t mask;
+	int fds[2];
+	size_t i;
+	pid_t h;
+	ssize_t n;
+
+	fflush(NULL);
+	if (pipe2(fds, O_CLOEXEC) < 0) {
+		fprintf(stderr, "wtio-run: pipe: %s\n", strerror(errno));
+		return 126;
+	}
+	sigprocmask(SIG_SETMASK, NULL, &mask);
+	h = fork();
+	if (h < 0) {
+		fprintf(stderr, "wtio-run: fork: %s\n", strerror(errno));
+		return 126;
+	}
+	if (h == 0) {
+		close(fds[0]);
+		holder(argv, fds[1], log_fd, &mask);
+	}
+	close(fds[1]);
+	if (log_fd >= 0)
+		close(log_fd);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaction(forwarded[i], &sa, NULL);
+	for (;;) {
+		n = read(fds[0], &m, sizeof(m));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n != sizeof(m)) {
+			fprintf(stderr, "wtio-run: the cache holder ended before the program\n");
+			return 1;
+		}
+		if (m.kind == MSG_PID)
+			program_pid = m.val;
+		else if (m.kind == MSG_STATUS)
+			return die_like(m.val);
+		else
+			return m.val;
+	}
+}
