@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../holder_proto.h"
@@ -54,6 +55,8 @@ struct htoken {
 #define PROC_BUCKETS 256
 
 static pthread_mutex_t procs_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t procs_cond = PTHREAD_COND_INITIALIZER;
+static int nr_watched;		/* processes whose end is not yet heard */
 static struct hproc *proc_hash[PROC_BUCKETS];
 static struct htoken *tokens;
 static uint64_t next_token = 1;
@@ -193,6 +196,10 @@ static void proc_died(struct hproc *p)
 		       (int)p->pid, nr);
 	}
 	drop_refs(refs, nr);
+	pthread_mutex_lock(&procs_lock);
+	if (--nr_watched == 0)
+		pthread_cond_broadcast(&procs_cond);
+	pthread_mutex_unlock(&procs_lock);
 	hproc_put(p);		/* the table's reference */
 }
 
@@ -255,6 +262,7 @@ static struct hproc *new_locked(pid_t pid, int pidfd)
 	p->hashed = true;
 	p->next = proc_hash[b];
 	proc_hash[b] = p;
+	nr_watched++;
 	HSTAT_INC(clients);
 	return p;
 }
@@ -325,7 +333,9 @@ struct hproc *hproc_hello(pid_t pid, int pidfd, unsigned int flags,
 		p->exec_pending = false;
 		pthread_mutex_unlock(&p->lock);
 		HSTAT_INC(clients);
-		hdebug("process %d: a new image (exec)", (int)pid);
+		if (nold)
+			hdebug("process %d: a new image (exec): the old one's %d served descriptions dropped",
+			       (int)pid, nold);
 	}
 	if (t) {
 		give_refs(p, t->refs, t->nr);
@@ -456,4 +466,25 @@ void hproc_exec(struct hproc *p)
 	pthread_mutex_lock(&p->lock);
 	p->exec_pending = true;
 	pthread_mutex_unlock(&p->lock);
+}
+
+bool hproc_wait_ended(int timeout_ms)
+{
+	struct timespec ts;
+	bool none;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += timeout_ms / 1000;
+	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&procs_lock);
+	while (nr_watched > 0 &&
+	       !pthread_cond_timedwait(&procs_cond, &procs_lock, &ts))
+		;
+	none = nr_watched == 0;
+	pthread_mutex_unlock(&procs_lock);
+	return none;
 }

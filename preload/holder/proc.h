@@ -7,6 +7,7 @@
 #ifndef WTIO_HOLDER_PROC_H
 #define WTIO_HOLDER_PROC_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,5 +37,9 @@ int hproc_fork_done(struct hproc *p, uint64_t token, int64_t child);
 /* The process is about to exec: its references go at its new image's
  * HELLO_EXEC (or its death). */
 void hproc_exec(struct hproc *p);
+
+/* Wait until the end of every process that said HELLO has been heard
+ * (their references dropped), at most timeout_ms. true if so. */
+bool hproc_wait_ended(int timeout_ms);
 
 #endif

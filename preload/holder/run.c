@@ -107,6 +107,9 @@ static void holder_loop(int front_fd, pid_t child)
 			/* Nothing else left: the files are written back
 			 * before wtio-run returns. */
 			if (reap_others() && hconn_wait_idle(2000)) {
+				/* every death heard: its references dropped
+				 * (and counted) before the end's counters */
+				hproc_wait_ended(2000);
 				hfinish();
 				tell(front_fd, MSG_STATUS, st);
 				return;
@@ -120,6 +123,7 @@ static void holder_loop(int front_fd, pid_t child)
 		} else if (p < 0 && errno == ECHILD) {
 			/* the last process is gone; its connections end */
 			hconn_wait_idle(-1);
+			hproc_wait_ended(2000);
 			hfinish();
 			if (!reported)
 				tell(front_fd, MSG_FAILED, 1);
