@@ -155,6 +155,8 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	if (length > inode->max_bytes)
 		return -EFBIG;
 	wtio_rwsem_lock(inode, false, false);
+	/* It decides the size: no extension in flight is undone after. */
+	wtio_inode_tail_reset(inode);
 	ret = wtio_inode_prepare_extend(inode, false);
 	if (ret) {
 		wtio_rwsem_unlock(inode);

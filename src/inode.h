@@ -20,6 +20,7 @@
 struct wtio_ctx;
 struct wtio_folio;
 struct wtio_resv_cow;
+struct wtio_size_undo;
 
 struct wtio_inode {
 	struct wtio_ctx *ctx;
@@ -112,12 +113,21 @@ struct wtio_inode {
 	 * clean up: cached blocks (and the backing file) past i_size may
 	 * hold its data. Cleared by wtio_inode_prepare_extend. */
 	_Atomic bool eof_stale;
-	/* Undo guard (size.h, wtio_inode_tail_*): the lowest start of an
-	 * extension that may still be undone, how many writes reached past
-	 * it, and how many extensions are in flight. */
+	/* The undo of failed extensions (size_undo.c, wtio_inode_tail_*),
+	 * under tail_lock, which no holder ever waits with: the extending
+	 * writes whose I/O is in flight, in the order they moved i_size
+	 * (tail_head..tail_tail), the lowest size the run of them started
+	 * from (tail_guard, read without the lock; INT64_MAX while no run
+	 * is on), the furthest end of what was acknowledged past it since
+	 * (tail_floor), the end an exclusive writer
+	 * copying now may reach (tail_pending, -1: none), and whether one
+	 * of them failed (tail_failed). */
+	pthread_mutex_t tail_lock;
 	_Atomic int64_t tail_guard;
-	_Atomic uint64_t tail_hits;
-	_Atomic int32_t tail_inflight;
+	int64_t tail_floor;
+	_Atomic int64_t tail_pending;
+	bool tail_failed;
+	struct wtio_size_undo *tail_head, *tail_tail;
 };
 
 #define WTIO_FILE_MAGIC 0x7774696f66696c65ull	/* "wtiofile" */

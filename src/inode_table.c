@@ -101,6 +101,7 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	atomic_store(&inode->i_size, st->size);
 	atomic_store(&inode->disk_size_lb, st->size);
 	atomic_store(&inode->tail_guard, INT64_MAX);
+	atomic_store(&inode->tail_pending, -1);
 	if (inode_setup_geometry(ctx, inode, st)) {
 		free(inode);
 		errno = EOPNOTSUPP;
@@ -118,6 +119,7 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	pthread_mutex_init(&inode->dirty_lock, NULL);
 	pthread_mutex_init(&inode->wb_list_lock, NULL);
 	pthread_mutex_init(&inode->extend_lock, NULL);
+	pthread_mutex_init(&inode->tail_lock, NULL);
 	pthread_cond_init(&inode->extend_cond, NULL);
 	pthread_mutex_init(&inode->io_lock, NULL);
 	pthread_cond_init(&inode->io_cond, NULL);
@@ -134,6 +136,7 @@ static void inode_destroy(struct wtio_inode *inode)
 	pthread_mutex_destroy(&inode->dirty_lock);
 	pthread_mutex_destroy(&inode->wb_list_lock);
 	pthread_mutex_destroy(&inode->extend_lock);
+	pthread_mutex_destroy(&inode->tail_lock);
 	pthread_cond_destroy(&inode->extend_cond);
 	wtio_reserve_free(inode);	/* also freed by wtio_ctx_crash */
 	free(inode);

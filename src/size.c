@@ -2,8 +2,8 @@
 /*
  * size.c - the file's two sizes: the gate that every change of the
  * backing file's size and every direct write that may extend it pass,
- * and the undo of a failed write's extension of i_size, with the cut of
- * what it left past the size.
+ * and the cut of what a failed write's extension left past the size
+ * (the undo itself: size_undo.c).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -193,100 +193,4 @@ int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait)
 	if (ret)
 		atomic_store(&inode->eof_stale, true);
 	return ret;
-}
-
-/*
- * Undoing a failed extension must not cut a later write that landed in
- * the range the failed write had added (possible only because i_size
- * moved before the I/O completed): such a write was acknowledged. Every
- * write notes its end under the file lock before it looks at i_size;
- * an extension, once copied, lowers tail_guard to its old end and keeps
- * tail_hits; a note past the guard bumps tail_hits, and an undo sees the
- * change and leaves the size. The guard rises back only when no
- * extension is in flight, under the exclusive lock. Conservative: a
- * write past the lowest old end of any extension in flight blocks them
- * all.
- */
-void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end)
-{
-	if (end > atomic_load(&inode->tail_guard))
-		atomic_fetch_add(&inode->tail_hits, 1);
-}
-
-void wtio_inode_tail_claim(struct wtio_inode *inode, struct wtio_size_undo *u)
-{
-	int64_t guard = atomic_load(&inode->tail_guard);
-
-	if (u->after <= u->before)
-		return;
-	if (!atomic_load(&inode->tail_inflight))
-		guard = INT64_MAX;
-	if (u->before < guard)
-		guard = u->before;
-	atomic_store(&inode->tail_guard, guard);
-	atomic_fetch_add(&inode->tail_inflight, 1);
-	u->snap = atomic_load(&inode->tail_hits);
-}
-
-/* Put i_size back from u->after to u->before if nothing moved it or
- * wrote past u->before since. Exclusive lock held. */
-static bool tail_undo_locked(struct wtio_inode *inode,
-			     const struct wtio_size_undo *u)
-{
-	int64_t expect = u->after;
-
-	if (atomic_load(&inode->tail_hits) != u->snap ||
-	    !atomic_compare_exchange_strong(&inode->i_size, &expect,
-					    u->before))
-		return false;
-	atomic_store(&inode->eof_stale, true);
-	return true;
-}
-
-/*
- * A write that moved i_size from before to after failed (its I/O, or its
- * DSYNC step): as a failed direct write in the kernel, it leaves the size
- * where it was. Only when nothing moved the size since: a later write
- * past it, or a truncate, decided the size. A completion thread must not
- * wait for the file lock or a folio lock (their holders may wait for a
- * completion only it delivers): it tries the lock, else puts the size
- * back with an exchange and checks for a writer that came meanwhile; the
- * cleanup past the size is left to wtio_inode_prepare_extend.
- */
-void wtio_inode_tail_end(struct wtio_inode *inode,
-			 const struct wtio_size_undo *u, bool failed,
-			 bool in_reaper)
-{
-	int64_t expect;
-
-	if (u->after <= u->before)
-		return;
-	if (failed && !in_reaper) {
-		wtio_rwsem_lock(inode, false, false);
-		/* A failure of the cut leaves the flag set for the next. */
-		if (tail_undo_locked(inode, u))
-			wtio_inode_prepare_extend(inode, false);
-		wtio_rwsem_unlock(inode);
-	} else if (failed && !wtio_rwsem_lock(inode, false, true)) {
-		tail_undo_locked(inode, u);
-		wtio_rwsem_unlock(inode);
-	} else if (failed && atomic_load(&inode->tail_hits) == u->snap) {
-		/* A writer holds the lock. It noted its end before looking
-		 * at i_size: if the note came after our check but before it
-		 * read the size we put back, it wrote inside the range we
-		 * took away, so give the range back. Otherwise it sees the
-		 * smaller size (and eof_stale) and extends from it. */
-		expect = u->after;
-		if (atomic_compare_exchange_strong(&inode->i_size, &expect,
-						   u->before)) {
-			atomic_store(&inode->eof_stale, true);
-			if (atomic_load(&inode->tail_hits) != u->snap) {
-				expect = u->before;
-				atomic_compare_exchange_strong(&inode->i_size,
-							       &expect,
-							       u->after);
-			}
-		}
-	}
-	atomic_fetch_sub(&inode->tail_inflight, 1);
 }

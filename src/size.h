@@ -35,23 +35,40 @@ void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size);
  * clean what a failed extending write left past i_size. -EAGAIN with
  * nowait when there is something to clean. */
 int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait);
-/* What a write that may extend i_size needs to undo that if it fails. */
+/*
+ * The undo of a failed write's extension of i_size (size_undo.c). A
+ * failed write leaves the size where it was, as a failed direct write in
+ * the kernel does: when it fails, i_size goes back to the end of what
+ * succeeded or is still in flight, never below anything acknowledged.
+ */
 struct wtio_size_undo {
 	int64_t before, after;	/* i_size before and after its copy */
-	uint64_t snap;		/* tail_hits after its copy */
+	/* In the inode's list of extensions in flight (tail_lock). */
+	struct wtio_size_undo *prev, *next;
+	bool listed;
 };
-/* Under the file lock, before looking at i_size: a write to [.., end). */
-void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end);
-/* Under the exclusive lock, after a copy that moved i_size from
- * u->before to u->after: make the extension undoable (u->snap). */
+/* Under the file lock (excl: exclusive), before looking at i_size: a
+ * write to [.., end). An exclusive writer then calls tail_claim before
+ * it unlocks, whatever happened. */
+void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end, bool excl);
+/* Under the exclusive lock, at its end: the write put data up to
+ * written (0: none) into the cache; claim: a write whose I/O (or DSYNC
+ * step) is still to come: its move of i_size from u->before to
+ * u->after (if any) becomes undoable, and its bytes count only once it
+ * succeeds, until wtio_inode_tail_end. */
 void wtio_inode_tail_claim(struct wtio_inode *inode,
-			   struct wtio_size_undo *u);
-/* The write is over (its I/O and DSYNC step): if it failed, put the size
- * back unless another write or truncate moved it, or wrote past its old
- * end, since. Blocks for the exclusive lock unless in_reaper. Nothing
- * to do unless the write claimed an extension. */
+			   struct wtio_size_undo *u, bool claim,
+			   int64_t written);
+/* The claimed write is over (its I/O and DSYNC step): if it failed, the
+ * size goes back over what it added unless something acknowledged or
+ * still in flight lies there. Blocks for the exclusive lock (to cut what
+ * it left past the size) unless in_reaper. Nothing to do unless the
+ * write claimed an extension. */
 void wtio_inode_tail_end(struct wtio_inode *inode,
-			 const struct wtio_size_undo *u, bool failed,
+			 struct wtio_size_undo *u, bool failed,
 			 bool in_reaper);
+/* Truncate (exclusive lock held, before it looks at the size): it
+ * decides the size, so no extension in flight is undone after it. */
+void wtio_inode_tail_reset(struct wtio_inode *inode);
 
 #endif /* WTIO_SIZE_H */

@@ -78,6 +78,7 @@ void wtio_write_init(struct wtio_write *w, struct wtio_inode *inode,
 	w->len = len;
 	w->flags = flags;
 	w->mode = mode;
+	w->undo = &w->own_undo;
 }
 
 int wtio_write_lock(struct wtio_write *w, bool may_share)
@@ -92,8 +93,8 @@ int wtio_write_lock(struct wtio_write *w, bool may_share)
 	if (may_share && end <= wtio_inode_size(inode)) {
 		if (wtio_rwsem_lock(inode, true, nowait))
 			return -EAGAIN;
-		/* Before looking at i_size (see wtio_inode_tail_note). */
-		wtio_inode_tail_note(inode, end);
+		/* Before looking at i_size (see size_undo.c). */
+		wtio_inode_tail_note(inode, end, false);
 		if (end <= wtio_inode_size(inode))
 			w->shared = true;
 		else
@@ -102,17 +103,18 @@ int wtio_write_lock(struct wtio_write *w, bool may_share)
 	if (!w->shared) {
 		if (wtio_rwsem_lock(inode, false, nowait))
 			return -EAGAIN;
-		wtio_inode_tail_note(inode, end);
+		wtio_inode_tail_note(inode, end, true);
 		/* Past i_size: first clean what a failed write left there. */
 		if (end > wtio_inode_size(inode)) {
 			ret = wtio_inode_prepare_extend(inode, nowait);
 			if (ret) {
+				wtio_inode_tail_claim(inode, w->undo, false, 0);
 				wtio_rwsem_unlock(inode);
 				return ret;
 			}
 		}
 	}
-	w->undo.before = w->undo.after = wtio_inode_size(inode);
+	w->undo->before = w->undo->after = wtio_inode_size(inode);
 	return 0;
 }
 
@@ -344,7 +346,7 @@ static void write_end(struct wtio_write *w, struct wtio_write_folio *wf)
 					       wf->sp.pos + (int64_t)n;
 	if (landed > wf->isize) {
 		atomic_store(&inode->i_size, landed);
-		w->undo.after = landed;
+		w->undo->after = landed;
 		w->extended = true;
 	}
 	if (!f)
@@ -385,13 +387,14 @@ void wtio_write_unlock(struct wtio_write *w)
 		w->cur = NULL;
 	}
 	/* Undoable until the write ends (wtio_write_finish). */
-	if (w->claim)
-		wtio_inode_tail_claim(inode, &w->undo);
+	if (!w->shared)
+		wtio_inode_tail_claim(inode, w->undo, w->claim,
+				      w->done ? w->off + (int64_t)w->done : 0);
 	wtio_rwsem_unlock(inode);
 }
 
 void wtio_write_finish(struct wtio_write *w, int err)
 {
 	if (w->claim)
-		wtio_inode_tail_end(w->inode, &w->undo, err != 0, false);
+		wtio_inode_tail_end(w->inode, w->undo, err != 0, false);
 }

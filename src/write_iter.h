@@ -40,7 +40,9 @@ struct wtio_write {
 	bool claim;		/* make the size move undoable at unlock */
 	bool populate;		/* CLEAN: create folios for whole blocks */
 	bool extended;		/* i_size moved */
-	struct wtio_size_undo undo;	/* i_size before and after */
+	/* i_size before and after: own_undo, or where the caller keeps
+	 * it until the write ends (write-through: its wbc). */
+	struct wtio_size_undo *undo, own_undo;
 	/* WTIO_WRITE_THROUGH: the writer's batch and the ioend it builds. */
 	struct wtio_wb_ctl *wbc;
 	struct wtio_ioend *cur;

@@ -85,6 +85,9 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 
 	wtio_write_init(&w, inode, off, len, flags, WTIO_WRITE_THROUGH);
 	w.wbc = wbc;
+	/* Kept there for whoever ends the write (wtio_writethrough, or the
+	 * queue's completion), once its I/O is over. */
+	w.undo = &wbc->undo;
 	/* Its I/O can fail after the lock is dropped: always undoable. */
 	w.claim = true;
 	ret = wtio_write_lock(&w, flags & WTIO_NOSERIAL);
@@ -96,9 +99,6 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	if (w.extended && (ctx->cfg.flags & WTIO_CONFIG_SIZE_AHEAD))
 		wt_extend_ahead(inode);
 	wtio_write_unlock(&w);
-	/* For whoever ends the write (wtio_writethrough, or the queue's
-	 * completion), once its I/O is over. */
-	wbc->undo = w.undo;
 	if (!keep_deferred)
 		wtio_ioend_submit_deferred(wbc);
 	return w.done ? (ssize_t)w.done : ret;

@@ -52,46 +52,67 @@ static void sleep_us(uint32_t us)
 		;
 }
 
-static ssize_t fault_do(struct wtio_io_backend *be,
-			const struct wtio_io_req *req)
+bool fault_admit(struct wtio_fault *f, const struct wtio_io_req *req,
+		 bool chan, struct wtio_fault_rule *hit, size_t *lenp)
+{
+	bool rw = req->op == WTIO_IO_READ || req->op == WTIO_IO_WRITE;
+	uint32_t op = req->op == WTIO_IO_READ ? WTIO_FAULT_READ :
+		      req->op == WTIO_IO_WRITE ? WTIO_FAULT_WRITE :
+		      WTIO_FAULT_FLUSH;
+	bool faulted;
+
+	*lenp = rw ? req_len(req) : 0;
+	pthread_mutex_lock(&f->lock);
+	faulted = fault_match(f, op, req, *lenp, hit);
+	fault_trace(f, req, op, *lenp, chan, faulted);
+	pthread_mutex_unlock(&f->lock);
+	return faulted;
+}
+
+ssize_t fault_perform(struct wtio_io_backend *be,
+		      const struct wtio_io_req *req,
+		      const struct wtio_fault_rule *hit, size_t len)
 {
 	struct wtio_fault *f = be->arg;
-	struct wtio_fault_rule hit;
 	struct iovec vec[WTIO_IO_MAX_IOVECS];
 	struct wtio_io_req sreq;
-	bool faulted = false, rw;
-	size_t len = 0, n, left;
-	uint32_t op;
+	bool rw = req->op == WTIO_IO_READ || req->op == WTIO_IO_WRITE;
+	bool held = false;
+	uint64_t seq = 0;
+	int outcome = -1;
+	size_t n, left;
 	ssize_t res;
 	int j;
 
-	rw = req->op == WTIO_IO_READ || req->op == WTIO_IO_WRITE;
-	op = req->op == WTIO_IO_READ ? WTIO_FAULT_READ :
-	     req->op == WTIO_IO_WRITE ? WTIO_FAULT_WRITE : WTIO_FAULT_FLUSH;
-	if (rw)
-		len = req_len(req);
-
-	pthread_mutex_lock(&f->lock);
-	fault_trace(f, req, op, len);
-	faulted = fault_match(f, op, req, len, &hit);
-	pthread_mutex_unlock(&f->lock);
-
-	if (!faulted) {
+	if (!hit) {
 		res = wtio_psync_do(req);
 		goto record;
 	}
-	if (hit.delay_us)
-		sleep_us(hit.delay_us);
-	if (hit.hold)
-		fault_hold(f);
-	if (hit.error)
-		return -hit.error;
+	if (hit->delay_us)
+		sleep_us(hit->delay_us);
+	if (hit->hold) {
+		outcome = fault_hold(f, &seq);
+		held = true;
+	}
+	/* The release chose: done as asked, or failed with that errno. */
+	if (outcome > 0) {
+		res = -outcome;
+		goto out;
+	}
+	if (outcome == 0) {
+		res = wtio_psync_do(req);
+		goto record;
+	}
+	if (hit->error) {
+		res = -hit->error;
+		goto out;
+	}
 	/*
 	 * With neither an error nor a short count asked for, a rule with a
 	 * delay or a hold is just that; otherwise error == 0 means a short
 	 * I/O.
 	 */
-	if (!rw || ((hit.delay_us || hit.hold) && !hit.short_bytes)) {
+	if (!rw || ((hit->delay_us || hit->hold) && !hit->short_bytes)) {
 		res = wtio_psync_do(req);
 		goto record;
 	}
@@ -99,7 +120,7 @@ static ssize_t fault_do(struct wtio_io_backend *be,
 	/* Half, at a 512-byte boundary, but never nothing: a real device
 	 * never returns 0 bytes inside the file, which a reader must take
 	 * for end of file. */
-	n = hit.short_bytes ? hit.short_bytes : (len / 2) & ~(size_t)511;
+	n = hit->short_bytes ? hit->short_bytes : (len / 2) & ~(size_t)511;
 	if (!n)
 		n = len > 512 ? 512 : len;
 	if (n > len)
@@ -117,7 +138,20 @@ static ssize_t fault_do(struct wtio_io_backend *be,
 
 record:
 	fault_record_io(f, req, res);
+out:
+	if (held)
+		fault_hold_done(f, seq);
 	return res;
+}
+
+static ssize_t fault_do(struct wtio_io_backend *be,
+			const struct wtio_io_req *req)
+{
+	struct wtio_fault_rule hit;
+	size_t len;
+	bool faulted = fault_admit(be->arg, req, false, &hit, &len);
+
+	return fault_perform(be, req, faulted ? &hit : NULL, len);
 }
 
 /* The I/O, rules applied, with the writes under way noted meanwhile. */
@@ -132,7 +166,7 @@ static ssize_t fault_exec(struct wtio_io_backend *be,
 }
 
 /* set_size: the size change, then its record (only once it happened). */
-static int fault_set_size(struct wtio_io_backend *be, int fd, off_t size)
+int fault_set_size(struct wtio_io_backend *be, int fd, off_t size)
 {
 	int ret = wtio_io_ftruncate(be, fd, size);
 
@@ -171,5 +205,13 @@ int wtio_fault_ctx_create(const struct wtio_config *cfg,
 {
 	if (!fault)
 		return -EINVAL;
-	return wtio_ctx_create_io(cfg, &wtio_io_fault_ops, fault, ctxp);
+	return wtio_ctx_create_io(cfg, fault->async ?
+				  &wtio_io_fault_async_ops :
+				  &wtio_io_fault_ops, fault, ctxp);
+}
+
+void wtio_fault_set_async(struct wtio_fault *fault, bool on)
+{
+	if (fault)
+		fault->async = on;
 }

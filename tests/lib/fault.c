@@ -27,6 +27,10 @@ struct wtio_fault *wtio_fault_create(void)
 		free(f);
 		return NULL;
 	}
+	/* So that a test written for the synchronous mode runs over the
+	 * asynchronous one too, unchanged (meson's *_async tests). */
+	f->async = getenv("WTIO_FAULT_ASYNC") &&
+		   !strcmp(getenv("WTIO_FAULT_ASYNC"), "1");
 	return f;
 }
 
@@ -41,6 +45,7 @@ void wtio_fault_destroy(struct wtio_fault *fault)
 	free(fault->ev);
 	free(fault->trace);
 	free(fault->rules);
+	free(fault->hold_state);
 	pthread_cond_destroy(&fault->held_cond);
 	pthread_mutex_destroy(&fault->lock);
 	free(fault);
@@ -135,6 +140,18 @@ bool fault_match(struct wtio_fault *f, uint32_t op,
 	return false;
 }
 
+/* The absolute time timeout_ms from now (CLOCK_REALTIME). */
+static void deadline_in(struct timespec *ts, unsigned int timeout_ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += timeout_ms / 1000;
+	ts->tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+	if (ts->tv_nsec >= 1000000000) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000;
+	}
+}
+
 uint64_t wtio_fault_held(struct wtio_fault *fault)
 {
 	uint64_t n;
@@ -155,13 +172,7 @@ int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
 
 	if (!fault)
 		return -EINVAL;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-	if (ts.tv_nsec >= 1000000000) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000;
-	}
+	deadline_in(&ts, timeout_ms);
 	pthread_mutex_lock(&fault->lock);
 	while (fault->nr_held < n && !ret)
 		if (pthread_cond_timedwait(&fault->held_cond, &fault->lock,
@@ -181,17 +192,101 @@ void wtio_fault_release(struct wtio_fault *fault)
 	pthread_mutex_unlock(&fault->lock);
 }
 
-/* A hold rule matched: wait for the next release. */
-void fault_hold(struct wtio_fault *f)
+/* Mark hold seq as state; under the lock. A state that cannot be kept
+ * (no memory) only makes wtio_fault_wait_done time out. */
+static void hold_mark(struct wtio_fault *f, uint64_t seq, uint8_t state)
 {
+	if (seq >= f->cap_hold_state) {
+		size_t cap = f->cap_hold_state ? f->cap_hold_state : 64;
+		uint8_t *p;
+
+		while (cap <= seq)
+			cap *= 2;
+		p = realloc(f->hold_state, cap);
+		if (!p)
+			return;
+		memset(p + f->cap_hold_state, 0, cap - f->cap_hold_state);
+		f->hold_state = p;
+		f->cap_hold_state = cap;
+	}
+	f->hold_state[seq] = state;
+}
+
+int fault_hold(struct wtio_fault *f, uint64_t *seq)
+{
+	struct fault_held me = { .outcome = -1 }, **pp;
 	uint64_t gen;
 
 	pthread_mutex_lock(&f->lock);
 	gen = f->release_gen;
+	me.seq = f->nr_holds++;
+	me.next = f->held;
+	f->held = &me;
+	hold_mark(f, me.seq, HOLD_HELD);
 	f->nr_held++;
 	pthread_cond_broadcast(&f->held_cond);
-	while (f->release_gen == gen)
+	while (f->release_gen == gen && !me.go)
 		pthread_cond_wait(&f->held_cond, &f->lock);
+	for (pp = &f->held; *pp != &me; pp = &(*pp)->next)
+		;
+	*pp = me.next;
+	hold_mark(f, me.seq, HOLD_GONE);
 	f->nr_held--;
 	pthread_mutex_unlock(&f->lock);
+	*seq = me.seq;
+	return me.outcome;
+}
+
+void fault_hold_done(struct wtio_fault *f, uint64_t seq)
+{
+	pthread_mutex_lock(&f->lock);
+	hold_mark(f, seq, HOLD_DONE);
+	pthread_cond_broadcast(&f->held_cond);
+	pthread_mutex_unlock(&f->lock);
+}
+
+int wtio_fault_release_one(struct wtio_fault *fault, uint64_t seq,
+			   int outcome)
+{
+	struct fault_held *h;
+	int ret = -ENOENT;
+
+	if (!fault || outcome < -1)
+		return -EINVAL;
+	pthread_mutex_lock(&fault->lock);
+	for (h = fault->held; h; h = h->next)
+		if (h->seq == seq && !h->go) {
+			h->go = true;
+			h->outcome = outcome;
+			ret = 0;
+		}
+	pthread_cond_broadcast(&fault->held_cond);
+	pthread_mutex_unlock(&fault->lock);
+	return ret;
+}
+
+/* One wait for a change of the holds, up to the deadline; under the
+ * lock. */
+static int held_wait(struct wtio_fault *f, const struct timespec *ts)
+{
+	return pthread_cond_timedwait(&f->held_cond, &f->lock, ts) ==
+	       ETIMEDOUT ? -ETIMEDOUT : 0;
+}
+
+
+int wtio_fault_wait_done(struct wtio_fault *fault, uint64_t seq,
+			 unsigned int timeout_ms)
+{
+	struct timespec ts;
+	int ret = 0;
+
+	if (!fault)
+		return -EINVAL;
+	deadline_in(&ts, timeout_ms);
+	pthread_mutex_lock(&fault->lock);
+	while (!ret && (seq >= fault->cap_hold_state ||
+			fault->hold_state[seq] != HOLD_DONE))
+		ret = held_wait(fault, &ts);
+	pthread_mutex_unlock(&fault->lock);
+	return ret;
 }

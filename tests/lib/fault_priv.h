@@ -56,6 +56,15 @@ struct wtio_fault {
 	pthread_cond_t held_cond;
 	uint64_t nr_held;
 	uint64_t release_gen;	/* bumped by each release */
+	/* Every hold by number (from 0, in the order they began): held
+	 * now, let go by wtio_fault_release_one (with the outcome it
+	 * chose), its I/O done. */
+	struct fault_held *held;
+	uint64_t nr_holds;
+	uint8_t *hold_state;	/* HOLD_*, by number */
+	size_t cap_hold_state;
+	/* Contexts created now get the asynchronous mode (async.c). */
+	bool async;
 	/* Writes under way now, by file and thread (record.c), and how
 	 * many began beside another thread's write of their file. */
 	struct fault_writer {
@@ -67,11 +76,35 @@ struct wtio_fault {
 	uint64_t write_overlaps;
 };
 
+enum { HOLD_NONE, HOLD_HELD, HOLD_GONE, HOLD_DONE };
+
+/* One I/O held now, on its thread's stack. */
+struct fault_held {
+	uint64_t seq;
+	bool go;		/* let go by wtio_fault_release_one */
+	int outcome;		/* its outcome: -1 the rule's, 0 or errno */
+	struct fault_held *next;
+};
+
 bool fault_match(struct wtio_fault *f, uint32_t op,
 		 const struct wtio_io_req *req, size_t len,
 		 struct wtio_fault_rule *hit);
-/* A hold rule matched: wait for the next release. */
-void fault_hold(struct wtio_fault *f);
+/* A hold rule matched: wait for the next release. Returns the outcome
+ * the release chose (-1: the rule's), and the hold's number in *seq. */
+int fault_hold(struct wtio_fault *f, uint64_t *seq);
+/* The held I/O seq is done (its result recorded). */
+void fault_hold_done(struct wtio_fault *f, uint64_t seq);
+/* The trace entry and the rule that faults req (false: none), in the
+ * order I/Os are submitted (chan: to a channel); *lenp its length. */
+bool fault_admit(struct wtio_fault *f, const struct wtio_io_req *req,
+		 bool chan, struct wtio_fault_rule *hit, size_t *lenp);
+/* Do req as hit says (NULL: not faulted), and record it. */
+ssize_t fault_perform(struct wtio_io_backend *be,
+		      const struct wtio_io_req *req,
+		      const struct wtio_fault_rule *hit, size_t len);
+/* Both modes' set_size: the change, then its record. */
+int fault_set_size(struct wtio_io_backend *be, int fd, off_t size);
+extern const struct wtio_io_ops wtio_io_fault_async_ops;
 /* Record a completed I/O (writes and flushes; others are not kept). */
 void fault_record_io(struct wtio_fault *f, const struct wtio_io_req *req,
 		     ssize_t res);
@@ -84,6 +117,6 @@ int fault_writer_enter(struct wtio_fault *f, const struct wtio_io_req *req);
 void fault_writer_leave(struct wtio_fault *f, int slot);
 /* Append req, as issued, to the trace; under the lock. */
 void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
-		 uint32_t op, size_t len);
+		 uint32_t op, size_t len, bool chan, bool faulted);
 
 #endif /* WTIO_FAULT_PRIV_H */

@@ -139,7 +139,7 @@ void fault_record_size(struct wtio_fault *f, int fd, off_t size)
 /* Append req to the trace; under the lock. A full trace stops growing
  * rather than failing the I/O. */
 void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
-			uint32_t op, size_t len)
+		 uint32_t op, size_t len, bool chan, bool faulted)
 {
 	struct wtio_fault_io *t;
 	struct stat st;
@@ -173,6 +173,8 @@ void fault_trace(struct wtio_fault *f, const struct wtio_io_req *req,
 	if (fstat(req->fd, &st) == 0)
 		t->ino = st.st_ino;
 	t->tid = this_tid();
+	t->chan = chan;
+	t->faulted = faulted;
 	__atomic_store_n(&f->nr_trace, f->nr_trace + 1, __ATOMIC_RELEASE);
 }
 

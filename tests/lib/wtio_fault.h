@@ -16,6 +16,7 @@
 #ifndef WTIO_FAULT_H
 #define WTIO_FAULT_H
 
+#include <stdbool.h>
 #include <wtio.h>
 
 #ifdef __cplusplus
@@ -80,6 +81,34 @@ int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
 			 unsigned int timeout_ms);
 /* Let every I/O held now go on. */
 void wtio_fault_release(struct wtio_fault *fault);
+/*
+ * Holds are numbered from 0 in the order they began. Let hold seq go on
+ * alone, with an outcome: -1 what its rule says, 0 done in full, or a
+ * positive errno to fail with. Returns 0, or -ENOENT when seq is not held
+ * now. wtio_fault_wait_done waits until its I/O is over (its result
+ * recorded; its completion may still be on its way): 0 or -ETIMEDOUT.
+ * With them a test fixes the order in which held I/Os complete, and
+ * which of them fail.
+ */
+int wtio_fault_release_one(struct wtio_fault *fault, uint64_t seq,
+			   int outcome);
+int wtio_fault_wait_done(struct wtio_fault *fault, uint64_t seq,
+			 unsigned int timeout_ms);
+
+/*
+ * The asynchronous mode, for contexts created over fault from now on:
+ * the backend then has channels and asynchronous submission
+ * (WTIO_IO_CAP_CHANNELS | WTIO_IO_CAP_ASYNC) and a plug, as io_uring
+ * has, so the paths built on them run over the rules and the record:
+ * queues with a completion thread and a helping reap, the append plug,
+ * asynchronous readahead, batched writeback submission, plugged
+ * submit-and-wait. Each I/O is traced and matched against the rules in
+ * submission order, then done by a pool of worker threads (a held I/O
+ * keeps one), completing in any order; a plugged thread's I/O starts at
+ * its next reap or unplug. WTIO_FAULT_ASYNC=1 in the environment makes
+ * it the default of every new recorder.
+ */
+void wtio_fault_set_async(struct wtio_fault *fault, bool on);
 
 /*
  * The record. Every completed write (with its data), size change and flush
@@ -141,6 +170,9 @@ struct wtio_fault_io {
 	 * memory without trusting its counters). */
 	uint64_t buf_lo, buf_hi;
 	int tid;		/* the thread that submitted it (gettid) */
+	bool chan;		/* submitted to a channel (asynchronous mode) */
+	bool faulted;		/* a rule matched it (error, short, delay,
+				 * hold) */
 };
 
 uint64_t wtio_fault_nr_ios(const struct wtio_fault *fault);
