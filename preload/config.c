@@ -13,6 +13,9 @@
  * A bad value is said on stderr (debug or not) and the process serves
  * nothing: never a silent change of mode, budget or paths.
  *   WTIO_DISABLE     1: serve nothing (everything passes through)
+ *   WTIO_HOLDER      set by wtio-run --shared: the cache holder's socket
+ *                    ("@name"); the process then has no cache of its own,
+ *                    every served file is the holder's (remote_ops.c)
  *   WTIO_DEBUG       1: one line on stderr per decision
  */
 #include <errno.h>
@@ -173,10 +176,21 @@ static void init(void)
 	}
 	if (!shim_cfg.nr_paths)
 		shim_cfg.disabled = true;
-	shim_debug("mode flags %#x, %d paths, cache %llu, %s",
+	v = getenv(HOLDER_ENV);
+	if (v && *v && !shim_cfg.disabled) {
+		if (remote_config(v)) {
+			remote_setup();
+		} else {
+			shim_cfg.disabled = true;
+			shim_complain("%s=%s: not a holder address: serving nothing",
+				      HOLDER_ENV, v);
+		}
+	}
+	shim_debug("mode flags %#x, %d paths, cache %llu, %s%s",
 		   shim_cfg.default_flags, shim_cfg.nr_paths,
 		   (unsigned long long)shim_cfg.cache_size,
-		   shim_cfg.disabled ? "disabled" : "enabled");
+		   shim_cfg.disabled ? "disabled" : "enabled",
+		   remote_on ? ", shared (the holder's cache)" : "");
 }
 
 void shim_init(void)
@@ -206,6 +220,8 @@ struct wtio_ctx *shim_ctx(void)
 	struct wtio_ctx *c;
 	int ret;
 
+	if (remote_on)		/* the holder has the program's one cache */
+		return NULL;
 	pthread_mutex_lock(&ctx_lock);
 	if (!ctx && !ctx_failed && !shim_sys_ok()) {
 		/* libwtio's calls would reach the interposers instead */

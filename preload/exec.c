@@ -2,7 +2,9 @@
 /*
  * exec.c - the cache lives in the process image: write everything back
  * (and put the kernel file positions right) before exec replaces it, and
- * before _exit ends the process without running exit handlers.
+ * before _exit ends the process without running exit handlers. In
+ * shared mode the cache is the holder's: fork hands the child the
+ * parent's references, exec passes the inherited descriptors through.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -38,11 +40,20 @@ bool shim_vfork_child(void)
  * descriptions): every served file is written back and handed to the
  * kernel for good (if exec fails, the process goes on passing them
  * through). */
-static void before_exec(void)
+static int before_exec(void)
 {
+	int e;
+
 	shim_resolve();
+	/* shared: the inherited ones only (the holder keeps the others
+	 * until the new image says HELLO_EXEC, or the exec fails) */
+	if (own_process() && (e = remote_before_exec()) < 0) {
+		errno = -e;
+		return -1;
+	}
 	if (own_process())
 		shim_demote_where(DEMOTE_ALL, "exec");
+	return 0;
 }
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
@@ -50,31 +61,36 @@ typedef int (*execv_fn)(const char *, char *const[]);
 
 SHIM_API int execve(const char *path, char *const argv[], char *const envp[])
 {
-	before_exec();
+	if (before_exec() < 0)
+		return -1;
 	return ((execve_fn)next("execve"))(path, argv, envp);
 }
 
 SHIM_API int execv(const char *path, char *const argv[])
 {
-	before_exec();
+	if (before_exec() < 0)
+		return -1;
 	return ((execv_fn)next("execv"))(path, argv);
 }
 
 SHIM_API int execvp(const char *file, char *const argv[])
 {
-	before_exec();
+	if (before_exec() < 0)
+		return -1;
 	return ((execv_fn)next("execvp"))(file, argv);
 }
 
 SHIM_API int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	before_exec();
+	if (before_exec() < 0)
+		return -1;
 	return ((execve_fn)next("execvpe"))(file, argv, envp);
 }
 
 SHIM_API int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	before_exec();
+	if (before_exec() < 0)
+		return -1;
 	return ((int (*)(int, char *const[], char *const[]))next("fexecve"))(
 		fd, argv, envp);
 }
@@ -126,6 +142,24 @@ SHIM_API pid_t vfork(void)
 	return fork();
 }
 
+/* fork: in shared mode the child is handed the parent's references to
+ * the holder's files (remote_fork); otherwise the libc call, whose
+ * atfork handlers (fdtable.c) pass the served files through. */
+SHIM_API pid_t fork(void)
+{
+	static pid_t (*next_fork)(void);
+
+	if (!next_fork)
+		next_fork = (pid_t (*)(void))next("fork");
+	shim_resolve();
+	shim_init();
+	if (!next_fork) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return remote_fork(next_fork);
+}
+
 /* posix_spawn's child (and system's, popen's: glibc spawns them
  * internally) inherits the descriptors without FD_CLOEXEC: their files
  * are written back and passed through for good first. File actions may
@@ -135,7 +169,9 @@ SHIM_API pid_t vfork(void)
 static void before_spawn(bool any)
 {
 	shim_resolve();
-	if (own_process()) {
+	if (own_process() && remote_on) {
+		remote_demote_inheritable(any, HDEMOTE_EXEC);
+	} else if (own_process()) {
 		shim_demote_where(any ? DEMOTE_ALL : DEMOTE_INHERITABLE,
 				  "a spawned child inherits it");
 		shim_flush_all(false);

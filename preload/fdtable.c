@@ -276,8 +276,8 @@ void shim_adopt(int fd, int oflags)
 	/* Never 0, 1 or 2: stdio of the program (and of a shell's builtins)
 	 * writes there from inside libc, past any interposer. And nothing new
 	 * in a vfork child, whose tables are its parent's. */
-	if (shim_cfg.disabled || fd <= STDERR_FILENO || fd >= TABLE_MAX ||
-	    shim_vfork_child() ||
+	if (shim_cfg.disabled || remote_on || fd <= STDERR_FILENO ||
+	    fd >= TABLE_MAX || shim_vfork_child() ||
 	    (oflags & (O_PATH | __O_TMPFILE)) || acc == O_ACCMODE)
 		goto passthrough;
 	if (real.fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
@@ -577,6 +577,8 @@ int shim_demote_fd(int fd, const char *why)
 	struct shim_ofd *o;
 
 	shim_resolve();
+	if (remote_served(fd))
+		return remote_demote_fd(fd, HDEMOTE_PROGRAM) > 0;
 	if (shim_vfork_child() || !(o = fd_get(fd)))
 		return 0;
 	if (__atomic_load_n(&o->inode->passthrough, __ATOMIC_RELAXED)) {

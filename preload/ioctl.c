@@ -17,7 +17,9 @@
  *           for the rest of the process's life, then the real call.
  * Descriptors named inside the argument (a clone's source, dedupe's
  * destinations, an extent swap's other file) are handled too, whether or
- * not the ioctl's own descriptor is served.
+ * not the ioctl's own descriptor is served. In shared mode (the holder
+ * has the cache) FLUSH is the holder's write-back, and AROUND passes the
+ * file through as DEMOTE does (the protocol has no reopen).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -106,8 +108,12 @@ static int real_ioctl(int fd, unsigned long req, unsigned long arg)
 int shim_flush_fd(int fd)
 {
 	struct shim_ofd *o;
+	int64_t res;
 	int ret;
 
+	ret = remote_fd_op(fd, HOP_FDATASYNC, 0, 0, 0, &res, NULL);
+	if (ret)
+		return ret < 0 ? ret : (int)res;
 	if (!(o = fd_get(fd)))
 		return 0;
 	ret = ofd_flush(o, false);
@@ -187,6 +193,10 @@ static void clone_source(int fd)
 {
 	struct shim_ofd *o;
 
+	if (remote_served(fd)) {
+		shim_demote_fd(fd, "a clone's source");
+		return;
+	}
 	if (!(o = fd_get(fd)))
 		return;
 	ofd_flush(o, false);
@@ -258,6 +268,57 @@ static int fionread(struct shim_ofd *o, int *out)
 	return 1;
 }
 
+/* Shared mode: fd is the holder's (or cls is C_FLUSH_ALL). */
+static int shared_ioctl(int fd, unsigned long req, unsigned long arg,
+			int cls)
+{
+	int64_t pos, size;
+	int r;
+
+	switch (cls) {
+	case C_FLUSH_ALL:
+		remote_syncfs();
+		break;
+	case C_FIONREAD:
+		if (!arg)
+			break;
+		/* bytes between the OFD's position and the holder's size */
+		r = remote_fd_op(fd, HOP_LSEEK, 0, SEEK_CUR, 0, &pos, NULL);
+		if (r == 1 && pos >= 0) {
+			int64_t res;
+
+			r = remote_fd_op(fd, HOP_SIZE, 0, 0, 0, &res, &size);
+			if (r == 1 && res >= 0) {
+				*(int *)arg = size > pos ? (int)(size - pos >
+					INT32_MAX ? INT32_MAX : size - pos) : 0;
+				return 0;
+			}
+		}
+		if (r < 0)
+			return (int)shim_ret(r);
+		break;
+	case C_FLUSH:
+		r = shim_flush_fd(fd);
+		if (r < 0)
+			return (int)shim_ret(r);
+		break;
+	case C_AROUND:
+	case C_DEMOTE: {
+		char why[48];
+
+		snprintf(why, sizeof(why), "ioctl %#lx", req);
+		shim_debug("fd %d: %s: passing the file through", fd, why);
+		r = remote_demote_fd(fd, HDEMOTE_PROGRAM);
+		if (r < 0)
+			return (int)shim_ret(r);
+		break;
+	}
+	default:
+		break;
+	}
+	return real_ioctl(fd, req, arg);
+}
+
 SHIM_API int ioctl(int fd, unsigned long req, ...)
 {
 	struct ioctl_call c = { .fd = fd, .req = req };
@@ -272,6 +333,14 @@ SHIM_API int ioctl(int fd, unsigned long req, ...)
 	if (shim_vfork_child())
 		return real_ioctl(fd, req, c.arg);
 	cls = classify(req);
+	if (remote_on) {
+		/* named in the argument: sources and others passed through,
+		 * dedupe's written back */
+		arg_fds(req, c.arg, fd);
+		if (cls == C_FLUSH_ALL || remote_served(fd))
+			return shared_ioctl(fd, req, c.arg, cls);
+		return real_ioctl(fd, req, c.arg);
+	}
 	if (cls == C_FLUSH_ALL) {
 		shim_flush_all(false);
 		return real_ioctl(fd, req, c.arg);

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * open.c - the open family, close, dup, fcntl and lockf.
+ * open.c - the open family, close, dup, fcntl, lockf and flock. In
+ * shared mode (remote.h) a served file is the holder's: its open, the
+ * references of its descriptors and its flags are requests to it.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -33,8 +36,17 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 	if (shim_cfg.disabled || (flags & (O_PATH | O_DIRECTORY)) ||
 	    (flags & __O_TMPFILE) == __O_TMPFILE)
 		return real.openat(dirfd, path, flags, mode);
-	kflags &= ~O_DIRECT;
 	saved = errno;
+	if (remote_on) {
+		int r = remote_open(dirfd, path, flags, mode, &fd);
+
+		if (r == 1)
+			errno = saved;
+		if (r)
+			return r == 1 ? fd : (int)shim_ret(r);
+		return real.openat(dirfd, path, flags, mode);
+	}
+	kflags &= ~O_DIRECT;
 	fd = -1;
 	if ((flags & O_ACCMODE) != O_RDONLY) {
 		kflags &= ~O_TRUNC;
@@ -192,6 +204,14 @@ SHIM_API int close(int fd)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.close(fd);
+	if (remote_served(fd)) {
+		/* the reference first: the holder writes back at the last */
+		int e = remote_close(fd), r = real.close(fd);
+
+		if (r == 0 && e < 0)
+			return (int)shim_ret(e);
+		return r;
+	}
 	/* libwtio's own closes come through shim_close_internal (its
 	 * system call table, real.c), never here */
 	return close_fd(fd, false);
@@ -214,6 +234,8 @@ static int dup_to(int oldfd, int newfd)
 
 	if (newfd < 0)
 		return newfd;
+	if (remote_on)
+		return remote_dup(oldfd, newfd);
 	o = fd_get(oldfd);
 	if (o) {
 		/* 0-2: libc's stdio (a shell's builtins) writes there past
@@ -252,6 +274,18 @@ static void release_newfd(int oldfd, int newfd)
 	shim_lock_prog_close(newfd);
 }
 
+/* Shared mode, after the dup2/dup3 call: the new descriptor is oldfd's
+ * OFD, or whatever it named before is dropped. */
+static int shared_dup(int oldfd, int r)
+{
+	if (r < 0)
+		return r;
+	if (remote_served(oldfd))
+		return remote_dup(oldfd, r);
+	remote_replaced(r);
+	return r;
+}
+
 SHIM_API int dup2(int oldfd, int newfd)
 {
 	int r;
@@ -259,6 +293,8 @@ SHIM_API int dup2(int oldfd, int newfd)
 	shim_resolve();
 	if (oldfd == newfd || shim_vfork_child())
 		return real.dup2(oldfd, newfd);
+	if (remote_on)
+		return shared_dup(oldfd, real.dup2(oldfd, newfd));
 	release_newfd(oldfd, newfd);
 	r = real.dup2(oldfd, newfd);
 	if (r < 0)
@@ -274,6 +310,8 @@ SHIM_API int dup3(int oldfd, int newfd, int flags)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.dup3(oldfd, newfd, flags);
+	if (remote_on)
+		return shared_dup(oldfd, real.dup3(oldfd, newfd, flags));
 	release_newfd(oldfd, newfd);
 	r = real.dup3(oldfd, newfd, flags);
 	if (r < 0)
@@ -288,10 +326,112 @@ static bool is_lock_cmd(int cmd)
 	       cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW || cmd == F_OFD_GETLK;
 }
 
+/* A held lock would be dropped by the dup3 that hands the descriptor
+ * its kernel description at a demotion (closing any descriptor of a file
+ * drops the process's POSIX locks on it), and flock and OFD locks belong
+ * to the description, which is the holder's: the file passes through
+ * before its first lock. */
+static bool takes_lock(int cmd, const struct flock *fl)
+{
+	if (cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW)
+		return true;
+	return (cmd == F_SETLK || cmd == F_SETLKW) && fl &&
+	       fl->l_type != F_UNLCK;
+}
+
+/* fcntl on a descriptor the holder serves; *done false: fd is the
+ * kernel's (now), the caller goes on. */
+static int shared_fcntl(int fd, int cmd, void *arg, bool *done)
+{
+	int64_t res, val;
+	int r;
+
+	*done = true;
+	if (is_lock_cmd(cmd)) {
+		struct flock fl, *user = arg;
+
+		if (takes_lock(cmd, user)) {
+			r = remote_demote_fd(fd, HDEMOTE_LOCK);
+			if (r < 0)
+				return (int)shim_ret(r);
+			*done = false;
+			return 0;
+		}
+		if (!user || user->l_whence != SEEK_CUR) {
+			*done = false;
+			return 0;
+		}
+		r = remote_fd_op(fd, HOP_LSEEK, 0, SEEK_CUR, 0, &res, NULL);
+		if (r < 0 || (r == 1 && res < 0))
+			return (int)shim_ret(r < 0 ? r : res);
+		if (r == 0) {
+			*done = false;
+			return 0;
+		}
+		fl = *user;
+		fl.l_start += res;
+		fl.l_whence = SEEK_SET;
+		r = real.fcntl(fd, cmd, &fl);
+		if (r == 0 && (cmd == F_GETLK || cmd == F_OFD_GETLK)) {
+			user->l_type = fl.l_type;
+			if (fl.l_type != F_UNLCK) {
+				user->l_whence = SEEK_SET;
+				user->l_start = fl.l_start;
+				user->l_len = fl.l_len;
+				user->l_pid = fl.l_pid;
+			}
+		}
+		return r;
+	}
+	switch (cmd) {
+	case F_GETFL: {
+		const int mine = O_ACCMODE | O_APPEND | O_DIRECT | O_NONBLOCK |
+				 O_NOATIME;
+
+		r = remote_fd_op(fd, HOP_GETFL, 0, 0, 0, &res, &val);
+		if (r < 0 || (r == 1 && res < 0))
+			return (int)shim_ret(r < 0 ? r : res);
+		if (r == 0)
+			break;
+		/* the description is the holder's (O_RDWR, O_DIRECT): the
+		 * flags the program has are its OFD's */
+		if (res > 0)
+			val = res;
+		r = real.fcntl(fd, F_GETFL);
+		return r < 0 ? r : (r & ~mine) | ((int)val & mine);
+	}
+	case F_SETFL:
+		if ((int)(long)arg & O_ASYNC)	/* a signal owner: the kernel's */
+			break;
+		r = remote_fd_op(fd, HOP_SETFL, (int)(long)arg, 0, 0, &res, NULL);
+		if (r < 0)
+			return (int)shim_ret(r);
+		if (r == 1)
+			return (int)shim_ret(res < 0 ? res : 0);
+		*done = false;
+		return 0;
+	default:
+		*done = false;
+		return 0;
+	}
+	if (cmd == F_SETFL && remote_demote_fd(fd, HDEMOTE_PROGRAM) < 0)
+		return (int)shim_ret(-EIO);
+	*done = false;
+	return 0;
+}
+
 static int shim_fcntl(int fd, int cmd, void *arg)
 {
 	struct shim_ofd *o;
 	int r;
+
+	if (remote_served(fd) && cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) {
+		bool done;
+
+		r = shared_fcntl(fd, cmd, arg, &done);
+		if (done)
+			return r;
+	}
 
 	if (is_lock_cmd(cmd)) {
 		struct flock fl, *user = arg;
@@ -440,6 +580,9 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 	if (!next)
 		next = (__typeof__(next))dlsym(RTLD_NEXT, "close_range");
 	/* CLOSE_RANGE_CLOEXEC (4) closes nothing now */
+	if (!(flags & 4) && !shim_vfork_child() && remote_on)
+		for (fd = first; fd <= last && fd < RTAB_MAX; fd++)
+			remote_close((int)fd);
 	if (!(flags & 4) && !shim_vfork_child())
 		for (fd = first; fd <= last && fd <= top; fd++) {
 			struct shim_ofd *o = fd_remove((int)fd);
@@ -456,4 +599,23 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 		return -1;
 	}
 	return next(first, last, flags);
+}
+
+/* flock: the lock belongs to the description, which is the holder's
+ * while served (shared by every open of the file in the program). */
+SHIM_API int flock(int fd, int op)
+{
+	static int (*next)(int, int);
+	int r;
+
+	if (!next)
+		next = (__typeof__(next))dlsym(RTLD_NEXT, "flock");
+	shim_resolve();
+	if (remote_served(fd) && (r = remote_demote_fd(fd, HDEMOTE_LOCK)) < 0)
+		return (int)shim_ret(r);
+	if (!next) {
+		errno = ENOSYS;
+		return -1;
+	}
+	return next(fd, op);
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * rw.c - the read/write family and lseek on served descriptors.
+ * rw.c - the read/write family and lseek on served descriptors (in
+ * shared mode requests to the holder, remote_ops.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -121,6 +122,8 @@ static ssize_t rw(int fd, const struct iovec *iov, int cnt, off_t off,
 	struct shim_ofd *o;
 	ssize_t r;
 
+	if (remote_served(fd))
+		return remote_rw(fd, iov, cnt, off, rwf, write, passthrough);
 	*passthrough = false;
 	if (!(o = fd_get(fd))) {
 		*passthrough = true;
@@ -135,7 +138,7 @@ static ssize_t rw(int fd, const struct iovec *iov, int cnt, off_t off,
  * answers (a descriptor passed through gets the kernel's own answer). */
 static bool bad_offset(int fd, off_t off, off_t min)
 {
-	if (off >= min || !fd_is_served(fd))
+	if (off >= min || (!fd_is_served(fd) && !remote_served(fd)))
 		return false;
 	errno = EINVAL;
 	return true;
@@ -274,6 +277,13 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 	int err;
 
 	shim_resolve();
+	if (remote_served(fd)) {
+		int64_t res;
+		int rr = remote_fd_op(fd, HOP_LSEEK, off, whence, 0, &res, NULL);
+
+		if (rr)
+			return shim_ret(rr < 0 ? rr : res);
+	}
 	if (!(o = fd_get(fd)))
 		return real.lseek(fd, off, whence);
 	pthread_mutex_lock(&o->pos_lock);

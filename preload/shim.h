@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 
 #include "wtio.h"
+#include "remote.h"
 
 #define SHIM_API __attribute__((visibility("default")))
 
@@ -175,6 +176,8 @@ int fd_table_size(void);
 void shim_adopt(int fd, int oflags);
 /* The served inode of (dev, ino), locked registry; size through wtio. */
 bool shim_inode_size(dev_t dev, ino_t ino, off_t *size);
+/* stat.c: wtio's size of (dev, ino), served here or by the holder. */
+bool shim_served_size(dev_t dev, ino_t ino, off_t *size);
 /* A served description of (dev, ino), referenced (ofd_put), or NULL. */
 struct shim_ofd *shim_inode_ofd(dev_t dev, ino_t ino);
 /* Flush the file's dirty data and make its backing size exact. */

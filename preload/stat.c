@@ -2,7 +2,8 @@
 /*
  * stat.c - the stat family and statx: a served file's size is wtio's
  * (the backing file may briefly be longer or shorter than what the
- * program wrote until the next fsync or close).
+ * program wrote until the next fsync or close). In shared mode the size
+ * of a file the holder serves is the holder's.
  */
 #include <errno.h>
 #include <sys/syscall.h>
@@ -11,12 +12,19 @@
 
 #include "shim.h"
 
+bool shim_served_size(dev_t dev, ino_t ino, off_t *size)
+{
+	if (remote_on)
+		return remote_size_ino(dev, ino, size);
+	return shim_inode_size(dev, ino, size);
+}
+
 static void fix(struct stat *st)
 {
 	off_t size;
 
 	if (S_ISREG(st->st_mode) &&
-	    shim_inode_size(st->st_dev, st->st_ino, &size))
+	    shim_served_size(st->st_dev, st->st_ino, &size))
 		st->st_size = size;
 }
 
@@ -39,6 +47,17 @@ static int do_fstat(int fd, struct stat *st)
 	int r;
 
 	shim_resolve();
+	if (remote_served(fd)) {
+		int64_t res, size;
+		int rr = remote_fd_op(fd, HOP_SIZE, 0, 0, 0, &res, &size);
+
+		if (rr < 0 || (rr == 1 && res < 0))
+			return (int)shim_ret(rr < 0 ? rr : res);
+		r = real.fstat(fd, st);
+		if (r == 0 && rr == 1 && S_ISREG(st->st_mode))
+			st->st_size = (off_t)size;
+		return r;
+	}
 	if (real.fstat)
 		r = real.fstat(fd, st);
 	else
@@ -131,7 +150,7 @@ SHIM_API int statx(int dirfd, const char *path, int flags, unsigned int mask,
 		r = (int)syscall(SYS_statx, dirfd, path, flags, mask, stx);
 	if (r == 0 && (stx->stx_mask & STATX_SIZE) &&
 	    (stx->stx_mask & STATX_INO) && S_ISREG(stx->stx_mode) &&
-	    shim_inode_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
+	    shim_served_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
 			    stx->stx_ino, &size))
 		stx->stx_size = (uint64_t)size;
 	return r;

@@ -113,7 +113,7 @@ SHIM_API FILE *fopen(const char *path, const char *mode)
 	fd = shim_openat(AT_FDCWD, path, flags, 0666);
 	if (fd < 0)
 		return NULL;
-	if (fd_is_served(fd))
+	if (fd_is_served(fd) || remote_served(fd))
 		f = cookie_stream(fd, mode);
 	else
 		f = real.fdopen(fd, mode);
@@ -133,7 +133,7 @@ SHIM_API FILE *fdopen(int fd, const char *mode)
 	int flags;
 
 	shim_resolve();
-	if (fd_is_served(fd) && mode &&
+	if ((fd_is_served(fd) || remote_served(fd)) && mode &&
 	    !mode_flags(mode, &flags))
 		return cookie_stream(fd, mode);
 	return real.fdopen(fd, mode);
@@ -154,6 +154,12 @@ SHIM_API FILE *freopen(const char *path, const char *mode, FILE *stream)
 	fd = fileno(f);
 	if ((o = fd_remove(fd)))
 		ofd_put(o);
+	/* shared: libc's own open of the file broke the holder's lease, and
+	 * the holder has passed it through already */
+	if (remote_on) {
+		remote_forget(fd);
+		return f;
+	}
 	/* Another descriptor of this process may serve the same file:
 	 * stop that, the stream writes past the cache. */
 	if (fd >= 0) {

@@ -2,7 +2,7 @@
 /*
  * sync.c - fsync and friends, sizes (truncate, fallocate), and the calls
  * that pass the file through first (copy_file_range, sendfile, splice,
- * mmap).
+ * mmap). In shared mode, requests to the holder (remote_ops.c).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +13,16 @@
 #include <unistd.h>
 
 #include "shim.h"
+
+/* Shared mode: the request for a descriptor the holder serves; returns
+ * from the caller unless fd is the kernel's (now). */
+#define REMOTE_OP(fd, op, a0, a1, a2)					\
+	do {								\
+		int64_t res_;						\
+		int rr_ = remote_fd_op(fd, op, a0, a1, a2, &res_, NULL); \
+		if (rr_)						\
+			return (int)shim_ret(rr_ < 0 ? rr_ : res_);	\
+	} while (0)
 
 /* Run f(o) on a served descriptor; 1 = served (result in *res), 0 = not
  * served or passed through (caller does the real call). */
@@ -38,12 +48,14 @@
 
 SHIM_API int fsync(int fd)
 {
+	REMOTE_OP(fd, HOP_FSYNC, 0, 0, 0);
 	WITH_WF(fd, (ofd_guard_size(o_), wtio_fsync(wf)));
 	return real.fsync(fd);
 }
 
 SHIM_API int fdatasync(int fd)
 {
+	REMOTE_OP(fd, HOP_FDATASYNC, 0, 0, 0);
 	WITH_WF(fd, (ofd_guard_size(o_), wtio_fdatasync(wf)));
 	return real.fdatasync(fd);
 }
@@ -52,13 +64,19 @@ SHIM_API int sync_file_range(int fd, off_t off, off_t n, unsigned int flags)
 {
 	/* SYNC_FILE_RANGE_WAIT_BEFORE/WRITE/WAIT_AFTER are 1, 2, 4 like
 	 * wtio's; the system call's extra bits are refused there too. */
+	REMOTE_OP(fd, HOP_SYNC_RANGE, off, n, flags);
 	WITH_WF(fd, wtio_sync_range(wf, off, n, flags));
 	return real.sync_file_range(fd, off, n, flags);
 }
 
 SHIM_API int syncfs(int fd)
 {
+	int r;
+
 	shim_resolve();
+	/* the holder's files: those of every process of the program */
+	if (remote_on && (r = remote_syncfs()) < 0)
+		return (int)shim_ret(r);
 	shim_flush_all(false);
 	return real.syncfs(fd);
 }
@@ -66,13 +84,18 @@ SHIM_API int syncfs(int fd)
 SHIM_API void sync(void)
 {
 	shim_resolve();
+	if (remote_on)
+		remote_syncfs();
 	shim_flush_all(false);
 	real.sync();
 }
 
 SHIM_API int ftruncate(int fd, off_t len)
 {
-	struct shim_ofd *o = fd_get(fd);
+	struct shim_ofd *o;
+
+	REMOTE_OP(fd, HOP_FTRUNCATE, len, 0, 0);
+	o = fd_get(fd);
 
 	if (o) {	/* a truncate moves the mtime, as a write does */
 		atomic_store(&o->times_kept, false);
@@ -147,6 +170,7 @@ SHIM_API int fallocate(int fd, int mode, off_t off, off_t len)
 			       .a = off, .b = len };
 	long r;
 
+	REMOTE_OP(fd, HOP_FALLOCATE, mode, off, len);
 	if (!around_fd(fd, &c, &r))
 		return real.fallocate(fd, mode, off, len);
 	if (r < 0)
@@ -161,8 +185,14 @@ SHIM_API int posix_fallocate(int fd, off_t off, off_t len)
 {
 	struct real_call c = { .kind = RC_POSIX_FALLOCATE, .fd = fd,
 			       .a = off, .b = len };
+	int64_t res;
 	long r;
+	int rr;
 
+	/* returns the error number, errno untouched */
+	rr = remote_fd_op(fd, HOP_FALLOCATE, 0, off, len, &res, NULL);
+	if (rr)
+		return rr < 0 ? -rr : (res < 0 ? (int)-res : 0);
 	if (!around_fd(fd, &c, &r))
 		return real.posix_fallocate(fd, off, len);
 	return r < 0 ? c.err : 0;
@@ -244,6 +274,15 @@ SHIM_API void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 	struct shim_ofd *o;
 
 	shim_resolve();
+	if (!(flags & MAP_ANONYMOUS) && remote_served(fd)) {
+		/* the kernel's page cache is what a mapping sees */
+		int r = remote_demote_fd(fd, HDEMOTE_PROGRAM);
+
+		if (r < 0) {
+			errno = -r;
+			return MAP_FAILED;
+		}
+	}
 	if (!(flags & MAP_ANONYMOUS) && (o = fd_get(fd))) {
 		if (o->wf)
 			ofd_demote(o);

@@ -68,6 +68,7 @@ void shim_ring_seen(const char *why)
 		   why);
 	shim_cfg.disabled = true;	/* new opens first, then what is open */
 	shim_demote_where(DEMOTE_ALL, why);
+	remote_demote_inheritable(true, HDEMOTE_PROGRAM);
 }
 
 /* libaio's io_submit: the control blocks name their descriptors. */
@@ -86,7 +87,7 @@ static void fix_stat(struct stat *st)
 	off_t size;
 
 	if (S_ISREG(st->st_mode) &&
-	    shim_inode_size(st->st_dev, st->st_ino, &size))
+	    shim_served_size(st->st_dev, st->st_ino, &size))
 		st->st_size = size;
 }
 
@@ -96,7 +97,7 @@ static void fix_statx(struct statx *stx)
 
 	if ((stx->stx_mask & STATX_SIZE) && (stx->stx_mask & STATX_INO) &&
 	    S_ISREG(stx->stx_mode) &&
-	    shim_inode_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
+	    shim_served_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
 			    stx->stx_ino, &size))
 		stx->stx_size = (uint64_t)size;
 }
@@ -106,7 +107,7 @@ static void fix_statx(struct statx *stx)
 static bool stat_wanted(int dirfd, const char *path, int flags)
 {
 	if ((flags & AT_EMPTY_PATH) && path && !*path)
-		return fd_is_served(dirfd);
+		return fd_is_served(dirfd) || remote_served(dirfd);
 	return true;
 }
 
@@ -124,7 +125,8 @@ static long do_openat2(int dirfd, const char *path,
 	long fd;
 
 	shim_init();
-	if (shim_cfg.disabled || !how ||
+	/* shared: the kernel opens it (a served file's lease breaks) */
+	if (shim_cfg.disabled || remote_on || !how ||
 	    size < sizeof(*how) || size > sizeof(buf))
 		return raw6(SYS_openat2, dirfd, (long)path, (long)how,
 			    (long)size, 0, 0);
@@ -155,6 +157,10 @@ static long do_clone(long flags, long stack, long a, long b, long c)
 {
 	if (!(flags & ~(long)CSIGNAL) && !stack)
 		return fork();
+	/* shared: the child would use the holder's descriptions with no
+	 * references of its own */
+	if (!(flags & CLONE_VM) && !shim_vfork_child())
+		remote_demote_inheritable(true, HDEMOTE_EXEC);
 	if (!(flags & CLONE_VM) && !shim_vfork_child())
 		shim_flush_all(false);
 	return raw6(SYS_clone, flags, stack, a, b, c, 0);
@@ -268,8 +274,11 @@ SHIM_API long syscall(long n, ...)
 		return open_by_handle_at(I(a0), P(a1), I(a2));
 #ifdef SYS_fstat
 	case SYS_fstat: {
-		long r = raw6(n, a0, a1, 0, 0, 0, 0);
+		long r;
 
+		if (remote_served(I(a0)))
+			return fstat(I(a0), P(a1));
+		r = raw6(n, a0, a1, 0, 0, 0, 0);
 		if (r == 0 && fd_is_served(I(a0)))
 			fix_stat(P(a1));
 		return r;
@@ -324,8 +333,13 @@ SHIM_API long syscall(long n, ...)
 		return execve(P(a0), P(a1), P(a2));
 #endif
 	case SYS_execveat:
-		if (!shim_vfork_child())
+		if (!shim_vfork_child()) {
+			int e = remote_before_exec();
+
+			if (e < 0)
+				return shim_ret(e);
 			shim_flush_all(false);
+		}
 		break;
 #ifdef SYS_fork
 	case SYS_fork:
@@ -342,8 +356,10 @@ SHIM_API long syscall(long n, ...)
 #ifdef SYS_clone3
 	case SYS_clone3:
 		/* struct clone_args starts with the u64 flags */
-		if (a0 && !(*(uint64_t *)a0 & CLONE_VM) && !shim_vfork_child())
+		if (a0 && !(*(uint64_t *)a0 & CLONE_VM) && !shim_vfork_child()) {
+			remote_demote_inheritable(true, HDEMOTE_EXEC);
 			shim_flush_all(false);
+		}
 		break;
 #endif
 	}

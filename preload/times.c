@@ -84,6 +84,9 @@ SHIM_API int futimens(int fd, const struct timespec ts[2])
 	int ret;
 
 	times_resolve();
+	/* shared: the holder's later write-back would move them */
+	if (remote_served(fd) && (ret = remote_demote_fd(fd, HDEMOTE_PROGRAM)) < 0)
+		return (int)shim_ret(ret);
 	if (!(o = served(fd)))
 		return next_futimens(fd, ts);
 	ret = served_set(o, ts);
@@ -105,6 +108,8 @@ SHIM_API int utimensat(int dirfd, const char *path,
 	/* An empty path with AT_EMPTY_PATH is the descriptor's own file,
 	 * as futimens. By path, a file this process serves is rare (tar and
 	 * gzip use the descriptor): it is written back first all the same. */
+	if (path && !*path && (flags & AT_EMPTY_PATH) && remote_served(dirfd))
+		return futimens(dirfd, ts);
 	if (path && !*path && (flags & AT_EMPTY_PATH) && (o = served(dirfd))) {
 		ret = served_set(o, ts);
 		ofd_put(o);

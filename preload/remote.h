@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote.h - the shim's client side of the cache holder (wtio-run
+ * --shared: WTIO_HOLDER set; docs/SHIM.md, "--shared"; the wire protocol
+ * is holder_proto.h). remote.c is the transport (a connection per thread,
+ * request and reply), remote_ops.c the table of served descriptors and
+ * the calls on them.
+ */
+#ifndef WTIO_REMOTE_H
+#define WTIO_REMOTE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "holder_proto.h"
+
+/* ---- remote.c: the transport ---- */
+struct rconn {
+	int sock;
+	void *buf;		/* the data buffer shared with the holder */
+	size_t size;
+	bool busy;		/* a call in progress (a signal handler's
+				 * call gets a connection of its own) */
+	bool temp;		/* that one: closed after the call */
+	struct rconn *next;
+};
+
+/* WTIO_HOLDER's value ("@name"): false if it is not an abstract address. */
+bool remote_config(const char *addr);
+bool remote_dead(void);
+/* This thread's connection (made and greeted on first use), or a
+ * temporary one inside a signal handler's call; NULL when the holder is
+ * gone. Give it back with rc_put. */
+struct rconn *rc_get(struct rconn *tmp);
+void rc_put(struct rconn *c);
+/* Grow c's buffer to at least need bytes (up to HOLDER_BUF_MAX); 0 or
+ * -errno (c keeps the buffer it had). */
+int rc_buffer(struct rconn *c, size_t need);
+/* One request and its reply. send_fd >= 0 travels with it; a descriptor
+ * in the reply lands in *recv_fd (-1 if none; closed if recv_fd is NULL),
+ * close-on-exec when cloexec. 0, or -EIO once the holder is gone (then
+ * for good). */
+int rc_call(struct rconn *c, const struct holder_req *rq, int send_fd,
+	    struct holder_reply *rp, int *recv_fd, bool cloexec);
+/* fork: prepare (locks the registry), then in the parent or the child. */
+void rc_atfork_prepare(void);
+void rc_atfork_parent(void);
+/* Async-signal-safe: drop the inherited connections without a word to
+ * the holder (close them), and make the child's first HELLO claim token
+ * (0: nothing to claim). */
+void rc_atfork_child(uint64_t token);
+
+/* ---- remote_ops.c: served descriptors ---- */
+#define RTAB_MAX (1 << 16)
+/* fd -> OFD id + 1 (0: not served by the holder). */
+extern _Atomic uint64_t remote_tab[RTAB_MAX];
+extern bool remote_on;		/* shared mode */
+
+static inline bool remote_served(int fd)
+{
+	return remote_on && fd >= 0 && fd < RTAB_MAX &&
+	       atomic_load_explicit(&remote_tab[fd], memory_order_acquire);
+}
+
+/* The open: 1 = served (*fd set), 0 = the caller opens it (not under the
+ * paths, or not served), -errno = the open's error. */
+int remote_open(int dirfd, const char *path, int flags, mode_t mode,
+		int *fd);
+/* close/close_range: forget fd, dropping its reference; the caller then
+ * closes it. 0, or the holder's -errno (a write-back error at the last
+ * reference), 1 if fd was not served. */
+int remote_close(int fd);
+/* newfd is now a duplicate of oldfd (dup, dup2, dup3, F_DUPFD): mirror it.
+ * Returns newfd, or -1 with errno (newfd closed again). */
+int remote_dup(int oldfd, int newfd);
+/* newfd was replaced by something else (dup2 of an unserved fd over it). */
+void remote_replaced(int newfd);
+/* Data: as rw.c's served_rw. *passthrough: not (or no longer) served,
+ * nothing done. */
+ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
+		  int rwf, bool write, bool *passthrough);
+/* Any other request on fd's OFD: 1 = answered (*res: its result, >= 0 or
+ * -errno; *val: the reply's val), 0 = not served (make the real call),
+ * -EIO. */
+int remote_fd_op(int fd, int op, int64_t a0, int64_t a1, int64_t a2,
+		 int64_t *res, int64_t *val);
+/* st_size of (dev, ino) if the holder serves it. */
+bool remote_size_ino(dev_t dev, ino_t ino, off_t *size);
+/* Pass fd's file through, for every process of the program, for good:
+ * 1 = done (fd is now a kernel descriptor), 0 = not served, -errno. */
+int remote_demote_fd(int fd, int reason);
+/* Before a spawned child (all: every served fd, else those without
+ * FD_CLOEXEC), before exec, an io_uring: pass those files through. */
+void remote_demote_inheritable(bool all, int reason);
+int remote_before_exec(void);
+int remote_syncfs(void);
+pid_t remote_fork(pid_t (*real_fork)(void));
+/* A descriptor libc opened past the shim (freopen): a stale slot goes. */
+void remote_forget(int fd);
+/* Shared mode on (config.c, after the paths are known). */
+void remote_setup(void);
+
+#endif

@@ -1,0 +1,732 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_ops.c - served descriptors in shared mode (wtio-run --shared):
+ * the table fd -> the holder's OFD, one holder reference per slot, and
+ * the calls on them as requests to the holder. The descriptor itself is a
+ * dup of the holder's one open file description of the file (it came
+ * with the open), so every call the shim does not handle (fchmod, record
+ * locks, F_GETFD) works on the real file. When the holder answers
+ * HOLDER_DEMOTED, every descriptor of this process naming that OFD gets
+ * the kernel description the holder made for it (dup3 onto the same
+ * number, FD_CLOEXEC kept) and is the kernel's from then on; the holder
+ * drops the process's references of a demoted OFD itself (at the reply,
+ * exec or exit): the client forgets it and sends no HOP_UNREF for it.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "remote.h"
+#include "shim.h"
+
+_Atomic uint64_t remote_tab[RTAB_MAX];
+bool remote_on;
+static atomic_int tab_high;		/* highest fd ever installed + 1 */
+static atomic_int tab_count;		/* slots in use */
+/* Read: a change of this process's references (open, close, dup, a
+ * demotion); write: fork, from the token to the fork, so that the
+ * child's table is exactly what the token pins for it. */
+static pthread_rwlock_t change_lock = PTHREAD_RWLOCK_INITIALIZER;
+static atomic_uint cur_umask;
+/* The devices of the paths and of served files: a stat elsewhere does
+ * not ask the holder. */
+#define NDEV 16
+static _Atomic dev_t devs[NDEV];
+static atomic_int ndev;
+
+static void dev_note(dev_t d)
+{
+	int i, n = atomic_load(&ndev);
+
+	for (i = 0; i < n && i < NDEV; i++)
+		if (atomic_load(&devs[i]) == d)
+			return;
+	i = atomic_fetch_add(&ndev, 1);
+	if (i < NDEV)
+		atomic_store(&devs[i], d);
+	else
+		atomic_store(&ndev, NDEV);
+}
+
+static bool dev_known(dev_t d)
+{
+	int i, n = atomic_load(&ndev);
+
+	for (i = 0; i < n && i < NDEV; i++)
+		if (atomic_load(&devs[i]) == d)
+			return true;
+	return false;
+}
+
+static mode_t (*next_umask)(mode_t);
+
+void remote_setup(void)
+{
+	struct stat st;
+	mode_t m;
+	int i;
+
+	next_umask = (__typeof__(next_umask))dlsym(RTLD_NEXT, "umask");
+	if (next_umask) {
+		/* at load, before the program has threads */
+		m = next_umask(022);
+		next_umask(m);
+		atomic_store(&cur_umask, m);
+	}
+	for (i = 0; i < shim_cfg.nr_paths; i++)
+		if (real.stat && real.stat(shim_cfg.paths[i], &st) == 0)
+			dev_note(st.st_dev);
+	remote_on = true;
+}
+
+SHIM_API mode_t umask(mode_t mask)
+{
+	mode_t (*f)(mode_t) = next_umask;
+
+	if (!f)
+		f = (__typeof__(f))dlsym(RTLD_NEXT, "umask");
+	atomic_store(&cur_umask, mask & 0777);
+	return f(mask);
+}
+
+static void slot_set(int fd, uint64_t ofd)
+{
+	int high = atomic_load(&tab_high);
+
+	if (!atomic_exchange(&remote_tab[fd], ofd + 1))
+		atomic_fetch_add(&tab_count, 1);
+	while (fd + 1 > high &&
+	       !atomic_compare_exchange_weak(&tab_high, &high, fd + 1))
+		;
+}
+
+/* The slot's OFD id + 1, emptied; 0 if it was empty. */
+static uint64_t slot_take(int fd)
+{
+	uint64_t v = atomic_exchange(&remote_tab[fd], 0);
+
+	if (v)
+		atomic_fetch_sub(&tab_count, 1);
+	return v;
+}
+
+/* fd (a descriptor of the holder's description) becomes a copy of the
+ * kernel description kfd, with its own FD_CLOEXEC. */
+static void put_kernel(int fd, int kfd)
+{
+	int fl = real.fcntl(fd, F_GETFD);
+
+	real.dup3(kfd, fd, fl >= 0 && (fl & FD_CLOEXEC) ? O_CLOEXEC : 0);
+}
+
+/* HOLDER_DEMOTED for ofd, with kfd its kernel description: every
+ * descriptor of the process naming ofd gets it (and extra, a new dup not
+ * in the table yet, if >= 0); each slot is emptied after its dup3, so
+ * that no call sees it unserved while it still names the holder's
+ * description. Closes kfd. */
+static void convert(uint64_t ofd, int kfd, int extra)
+{
+	int i, high = atomic_load(&tab_high);
+
+	pthread_rwlock_rdlock(&change_lock);
+	for (i = 0; i < high; i++) {
+		uint64_t v = ofd + 1;
+
+		if (atomic_load(&remote_tab[i]) != v)
+			continue;
+		put_kernel(i, kfd);
+		if (atomic_compare_exchange_strong(&remote_tab[i], &v, 0))
+			atomic_fetch_sub(&tab_count, 1);
+	}
+	if (extra >= 0)
+		put_kernel(extra, kfd);
+	pthread_rwlock_unlock(&change_lock);
+	real.close(kfd);
+	shim_debug("ofd %llu: passed through by the holder; the kernel's from now on",
+		   (unsigned long long)ofd);
+}
+
+/*
+ * One request on the OFD ofd. 1 = answered (*rp), 0 = demoted (every
+ * descriptor of it, and extra, is the kernel's now: make the real call),
+ * -errno (-EIO: the holder is gone).
+ */
+static int ask_ofd(struct rconn *c, uint64_t ofd, struct holder_req *rq,
+		   struct holder_reply *rp, int extra)
+{
+	int kfd, r;
+
+	rq->ofd = ofd;
+	r = rc_call(c, rq, -1, rp, &kfd, true);
+	if (r < 0)
+		return r;
+	if (rp->status == HOLDER_DEMOTED) {
+		if (kfd < 0)	/* the descriptor did not fit (EMFILE) */
+			return -EMFILE;
+		convert(ofd, kfd, extra);
+		return 0;
+	}
+	if (kfd >= 0)
+		real.close(kfd);
+	return 1;
+}
+
+/* As ask_ofd, for the OFD fd names now; 0 if it names none. */
+static int ask_fd(struct rconn *c, int fd, struct holder_req *rq,
+		  struct holder_reply *rp)
+{
+	uint64_t v = atomic_load(&remote_tab[fd]);
+
+	if (!v)
+		return 0;
+	return ask_ofd(c, v - 1, rq, rp, -1);
+}
+
+/* A reference dropped; a DEMOTED answer converts the process's other
+ * descriptors of it. 0 or -errno. */
+static int unref(struct rconn *c, uint64_t ofd)
+{
+	struct holder_req rq = { .op = HOP_UNREF };
+	struct holder_reply rp;
+	int r = ask_ofd(c, ofd, &rq, &rp, -1);
+
+	if (r <= 0)
+		return r;
+	return rp.status < 0 ? (int)rp.status : 0;
+}
+
+/* ---- the open ---- */
+
+/* The absolute path an open names ("." and ".." taken as written): only
+ * to tell whether it can be under the paths (the holder looks at the
+ * real one). false: cannot tell, the kernel opens it. */
+static bool abs_path(int dirfd, const char *path, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (path[0] != '/' && dirfd == AT_FDCWD) {
+		if (!getcwd(out, len))
+			return false;
+		n = strlen(out);
+	} else if (path[0] != '/') {
+		char pp[40];
+		ssize_t r;
+
+		snprintf(pp, sizeof(pp), "/proc/self/fd/%d", dirfd);
+		r = readlink(pp, out, len - 1);
+		if (r <= 0 || out[0] != '/')
+			return false;
+		n = (size_t)r;
+	}
+	if (n + strlen(path) + 2 > len)
+		return false;
+	if (n && out[n - 1] != '/')
+		out[n++] = '/';
+	strcpy(out + n, path);
+	return true;
+}
+
+/* Collapse "//", "." and ".." of an absolute path, in place. */
+static void normalize(char *p)
+{
+	const char *in = p;
+	size_t o = 0;
+
+	while (*in) {
+		const char *s;
+		size_t l;
+
+		while (*in == '/')
+			in++;
+		if (!*in)
+			break;
+		s = in;
+		while (*in && *in != '/')
+			in++;
+		l = (size_t)(in - s);
+		if (l == 1 && s[0] == '.')
+			continue;
+		if (l == 2 && s[0] == '.' && s[1] == '.') {
+			while (o > 0 && p[--o] != '/')
+				;
+			continue;
+		}
+		p[o++] = '/';
+		memmove(p + o, s, l);
+		o += l;
+	}
+	if (!o)
+		p[o++] = '/';
+	p[o] = 0;
+}
+
+/* ofd passed through at once (a new descriptor the holder cannot serve
+ * on this number: 0-2, or past the table), fd its descriptor. */
+static int demote_new(struct rconn *c, uint64_t ofd, int fd)
+{
+	struct holder_req rq = { .op = HOP_DEMOTE, .arg = { HDEMOTE_PROGRAM } };
+	struct holder_reply rp;
+	int r = ask_ofd(c, ofd, &rq, &rp, fd);
+
+	if (r == 0)
+		return 0;
+	return r < 0 ? r : (rp.status < 0 ? (int)rp.status : -EPROTO);
+}
+
+int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
+{
+	char joined[PATH_MAX + 64], norm[PATH_MAX + 64];
+	struct holder_req rq = { .op = HOP_OPEN };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	const char *send = path;
+	bool with_dir = false;
+	size_t len;
+	int fd, r;
+
+	if (!path || !*path || !abs_path(dirfd, path, joined, sizeof(joined)))
+		return 0;
+	strcpy(norm, joined);
+	normalize(norm);
+	if (!shim_path_served(norm))
+		return 0;
+	if (path[0] != '/' && dirfd == AT_FDCWD)
+		send = joined;
+	else if (path[0] != '/')
+		with_dir = true;
+	c = rc_get(&tmp);
+	if (!c)
+		return -EIO;
+	len = strlen(send) + 1;
+	if (len > c->size) {
+		rc_put(c);
+		return -ENAMETOOLONG;
+	}
+	memcpy(c->buf, send, len);
+	rq.arg[0] = flags;
+	rq.arg[1] = (flags & O_CREAT) ?
+		    (int64_t)(mode & 07777 & ~atomic_load(&cur_umask)) : 0;
+	rq.arg[2] = with_dir;
+	pthread_rwlock_rdlock(&change_lock);
+	r = rc_call(c, &rq, with_dir ? dirfd : -1, &rp, &fd,
+		    (flags & O_CLOEXEC) != 0);
+	if (r < 0)
+		goto out;
+	if (rp.status == HOLDER_NOT_SERVED || rp.status < 0) {
+		if (fd >= 0)
+			real.close(fd);
+		r = rp.status < 0 ? (int)rp.status : 0;
+		goto out;
+	}
+	if (rp.status != HOLDER_SERVED) {
+		if (fd >= 0)
+			real.close(fd);
+		r = -EPROTO;
+		goto out;
+	}
+	if (fd < 0) {		/* no room for the descriptor */
+		unref(c, (uint64_t)rp.val);
+		r = -EMFILE;
+		goto out;
+	}
+	*fdp = fd;
+	r = 1;
+	if (fd <= STDERR_FILENO || fd >= RTAB_MAX) {
+		/* 0-2: stdio inside libc writes there past the shim */
+		r = demote_new(c, (uint64_t)rp.val, fd);
+		if (r < 0) {
+			real.close(fd);
+			goto out;
+		}
+		r = 1;
+		shim_debug("fd %d: %s: not served on this number; passed through",
+			   fd, norm);
+		goto out;
+	}
+	slot_set(fd, (uint64_t)rp.val);
+	{
+		struct stat st;
+
+		if (real.fstat(fd, &st) == 0)
+			dev_note(st.st_dev);
+	}
+	shim_debug("fd %d: %s served by the holder (ofd %lld)", fd, norm,
+		   (long long)rp.val);
+out:
+	pthread_rwlock_unlock(&change_lock);
+	rc_put(c);
+	return r;
+}
+
+/* ---- references ---- */
+
+int remote_close(int fd)
+{
+	struct rconn tmp, *c;
+	uint64_t v;
+	int r;
+
+	if (!remote_served(fd) || shim_vfork_child())
+		return 1;
+	pthread_rwlock_rdlock(&change_lock);
+	v = slot_take(fd);
+	if (!v) {
+		pthread_rwlock_unlock(&change_lock);
+		return 1;
+	}
+	c = rc_get(&tmp);
+	r = c ? unref(c, v - 1) : -EIO;
+	rc_put(c);
+	pthread_rwlock_unlock(&change_lock);
+	return r;
+}
+
+void remote_replaced(int newfd)
+{
+	struct rconn tmp, *c;
+	uint64_t v;
+
+	if (!remote_served(newfd) || shim_vfork_child())
+		return;
+	pthread_rwlock_rdlock(&change_lock);
+	v = slot_take(newfd);
+	if (v && (c = rc_get(&tmp))) {
+		unref(c, v - 1);
+		rc_put(c);
+	}
+	pthread_rwlock_unlock(&change_lock);
+}
+
+int remote_dup(int oldfd, int newfd)
+{
+	struct holder_req rq = { .op = HOP_REF };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	uint64_t v, old;
+	int r;
+
+	if (newfd < 0 || newfd == oldfd || !remote_served(oldfd) ||
+	    shim_vfork_child())
+		return newfd;
+	pthread_rwlock_rdlock(&change_lock);
+	v = atomic_load(&remote_tab[oldfd]);
+	c = rc_get(&tmp);
+	if (!v || !c) {
+		r = v ? -EIO : 0;
+		goto out;
+	}
+	if (newfd <= STDERR_FILENO || newfd >= RTAB_MAX) {
+		/* 0-2 are never served (a shell's >> then its builtins):
+		 * the file passes through, here and everywhere */
+		r = demote_new(c, v - 1, newfd);
+		goto out;
+	}
+	r = ask_ofd(c, v - 1, &rq, &rp, newfd);
+	if (r <= 0)
+		goto out;
+	if (rp.status < 0) {
+		r = (int)rp.status;
+		goto out;
+	}
+	old = atomic_exchange(&remote_tab[newfd], v);
+	if (old)
+		unref(c, old - 1);
+	else
+		atomic_fetch_add(&tab_count, 1);
+	{
+		int high = atomic_load(&tab_high);
+
+		while (newfd + 1 > high &&
+		       !atomic_compare_exchange_weak(&tab_high, &high, newfd + 1))
+			;
+	}
+	r = 0;
+out:
+	rc_put(c);
+	pthread_rwlock_unlock(&change_lock);
+	if (r < 0) {
+		real.close(newfd);
+		errno = -r;
+		return -1;
+	}
+	return newfd;
+}
+
+void remote_forget(int fd)
+{
+	remote_replaced(fd);
+}
+
+/* ---- data ---- */
+
+/* Copy n bytes between the iovecs (from byte skip on) and buf. */
+static void iov_copy(const struct iovec *iov, int cnt, size_t skip,
+		     char *buf, size_t n, bool to_buf)
+{
+	int i;
+
+	for (i = 0; i < cnt && n; i++) {
+		size_t l = iov[i].iov_len, k;
+
+		if (skip >= l) {
+			skip -= l;
+			continue;
+		}
+		k = l - skip < n ? l - skip : n;
+		if (to_buf)
+			memcpy(buf, (char *)iov[i].iov_base + skip, k);
+		else
+			memcpy((char *)iov[i].iov_base + skip, buf, k);
+		buf += k;
+		n -= k;
+		skip = 0;
+	}
+}
+
+ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
+		  int rwf, bool write, bool *passthrough)
+{
+	struct rconn tmp, *c;
+	size_t total = 0, done = 0;
+	ssize_t ret = 0;
+	int i;
+
+	*passthrough = false;
+	if (off < -1 || cnt < 0 || cnt > IOV_MAX)
+		return -EINVAL;
+	for (i = 0; i < cnt; i++) {
+		if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
+			return -EINVAL;
+		total += iov[i].iov_len;
+	}
+	if (rwf & ~SHIM_RWF_KNOWN)
+		return -EOPNOTSUPP;
+	c = rc_get(&tmp);
+	if (!c)
+		return -EIO;
+	/* best effort: a buffer that cannot grow splits the call */
+	rc_buffer(c, total);
+	do {
+		struct holder_req rq = { .op = write ? HOP_WRITE : HOP_READ };
+		struct holder_reply rp;
+		size_t chunk = total - done < c->size ? total - done : c->size;
+		int r;
+
+		rq.arg[0] = off < 0 ? -1 : off + (off_t)done;
+		rq.arg[1] = (int64_t)chunk;
+		rq.arg[2] = rwf;
+		if (write)
+			iov_copy(iov, cnt, done, c->buf, chunk, true);
+		r = ask_fd(c, fd, &rq, &rp);
+		if (r == 0) {
+			*passthrough = !done;
+			break;
+		}
+		if (r < 0 || rp.status < 0) {
+			ret = r < 0 ? r : rp.status;
+			break;
+		}
+		if ((uint64_t)rp.status > chunk) {
+			ret = -EPROTO;
+			break;
+		}
+		if (!write)
+			iov_copy(iov, cnt, done, c->buf, (size_t)rp.status,
+				 false);
+		done += (size_t)rp.status;
+		if ((size_t)rp.status < chunk)
+			break;
+	} while (done < total);
+	rc_put(c);
+	/* bytes moved before an error are what the call did */
+	return done ? (ssize_t)done : ret;
+}
+
+/* ---- everything else on an OFD ---- */
+
+int remote_fd_op(int fd, int op, int64_t a0, int64_t a1, int64_t a2,
+		 int64_t *res, int64_t *val)
+{
+	struct holder_req rq = { .op = (uint32_t)op, .arg = { a0, a1, a2 } };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	int r;
+
+	if (!remote_served(fd))
+		return 0;
+	c = rc_get(&tmp);
+	if (!c)
+		return -EIO;
+	r = ask_fd(c, fd, &rq, &rp);
+	rc_put(c);
+	if (r == 1) {
+		*res = rp.status;
+		if (val)
+			*val = rp.val;
+	}
+	return r;
+}
+
+bool remote_size_ino(dev_t dev, ino_t ino, off_t *size)
+{
+	struct holder_req rq = { .op = HOP_SIZE_INO,
+				 .arg = { (int64_t)dev, (int64_t)ino } };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	int r;
+
+	if (!remote_on || remote_dead() || !dev_known(dev))
+		return false;
+	c = rc_get(&tmp);
+	if (!c)
+		return false;
+	r = rc_call(c, &rq, -1, &rp, NULL, true);
+	rc_put(c);
+	if (r < 0 || rp.status != 0)
+		return false;
+	*size = (off_t)rp.val;
+	return true;
+}
+
+int remote_demote_fd(int fd, int reason)
+{
+	struct holder_req rq = { .op = HOP_DEMOTE, .arg = { reason } };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	int r;
+
+	if (!remote_served(fd) || shim_vfork_child())
+		return 0;
+	c = rc_get(&tmp);
+	if (!c)
+		return -EIO;
+	r = ask_fd(c, fd, &rq, &rp);
+	rc_put(c);
+	if (r == 0)
+		return 1;
+	if (r < 0)
+		return r;
+	return rp.status < 0 ? (int)rp.status : -EPROTO;
+}
+
+void remote_demote_inheritable(bool all, int reason)
+{
+	int i, high = atomic_load(&tab_high);
+
+	if (!remote_on || !atomic_load(&tab_count))
+		return;
+	for (i = 0; i < high; i++) {
+		int fl;
+
+		if (!atomic_load(&remote_tab[i]))
+			continue;
+		fl = real.fcntl(i, F_GETFD);
+		if (all || (fl >= 0 && !(fl & FD_CLOEXEC)))
+			remote_demote_fd(i, reason);
+	}
+}
+
+/* exec: the inherited descriptors pass through (the new image may run
+ * without the shim), then the holder is told; it drops the old image's
+ * references when the new one says HELLO_EXEC, or when the pid exits.
+ * -EIO: the holder is gone (a served descriptor would reach the new
+ * image with its data lost). */
+int remote_before_exec(void)
+{
+	struct holder_req rq = { .op = HOP_EXEC };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	int i, high, r;
+
+	if (!remote_on || shim_vfork_child() || !atomic_load(&tab_count))
+		return 0;
+	remote_demote_inheritable(false, HDEMOTE_EXEC);
+	high = atomic_load(&tab_high);
+	for (i = 0; i < high; i++) {
+		int fl;
+
+		if (!atomic_load(&remote_tab[i]))
+			continue;
+		fl = real.fcntl(i, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			return -EIO;	/* could not be passed through */
+	}
+	c = rc_get(&tmp);
+	if (!c)
+		return -EIO;
+	r = rc_call(c, &rq, -1, &rp, NULL, true);
+	rc_put(c);
+	return r;
+}
+
+int remote_syncfs(void)
+{
+	struct holder_req rq = { .op = HOP_SYNCFS };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	int r;
+
+	if (!remote_on)
+		return 0;
+	c = rc_get(&tmp);
+	if (!c)
+		return -EIO;
+	r = rc_call(c, &rq, -1, &rp, NULL, true);
+	rc_put(c);
+	if (r < 0)
+		return r;
+	return rp.status < 0 ? (int)rp.status : 0;
+}
+
+/*
+ * fork: the holder pins every reference of this process for the child
+ * (HOP_FORK_PREPARE's token); the child's first HELLO claims it; the
+ * parent then reports the child's pid (or the failure), so that a child
+ * dying before it claims releases the pins. The child claims lazily, at
+ * its first call on a served file (or at exit, by the pid's death): most
+ * children exec at once or never touch a served file, and a connection
+ * in the child would cost a holder thread for nothing.
+ */
+pid_t remote_fork(pid_t (*real_fork)(void))
+{
+	struct holder_req rq = { .op = HOP_FORK_PREPARE };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	uint64_t token = 0;
+	pid_t pid;
+	int e;
+
+	if (!remote_on || shim_vfork_child())
+		return real_fork();
+	pthread_rwlock_wrlock(&change_lock);
+	if (atomic_load(&tab_count) && (c = rc_get(&tmp))) {
+		if (!c->temp && rc_call(c, &rq, -1, &rp, NULL, true) == 0 &&
+		    rp.status >= 0)
+			token = rp.status > 0 ? (uint64_t)rp.status :
+						(uint64_t)rp.val;
+		rc_put(c);
+	}
+	rc_atfork_prepare();
+	pid = real_fork();
+	if (pid == 0) {
+		rc_atfork_child(token);
+		pthread_rwlock_init(&change_lock, NULL);
+		return 0;
+	}
+	e = errno;
+	rc_atfork_parent();
+	if (token && (c = rc_get(&tmp))) {
+		rq.op = HOP_FORK_DONE;
+		rq.arg[0] = (int64_t)token;
+		rq.arg[1] = pid > 0 ? pid : -e;
+		rc_call(c, &rq, -1, &rp, NULL, true);
+		rc_put(c);
+	}
+	pthread_rwlock_unlock(&change_lock);
+	errno = e;
+	return pid;
+}
