@@ -660,8 +660,11 @@ void shim_flush_all(bool durable)
 		for (o = ino->ofds; o; o = o->inode_next) {
 			pthread_rwlock_rdlock(&o->io_lock);
 			ofd_flush_locked(o, durable);
-			/* a spawned child: the kernel position must be right */
-			real.lseek(o->realfd, o->pos, SEEK_SET);
+			/* a spawned child: the kernel position must be right;
+			 * once passed through the kernel's is the program's,
+			 * and o->pos is stale */
+			if (o->wf)
+				real.lseek(o->realfd, o->pos, SEEK_SET);
 			pthread_rwlock_unlock(&o->io_lock);
 		}
 	pthread_mutex_unlock(&reg_lock);

@@ -84,6 +84,17 @@ if got != A + B:
     fail(f"read back {len(got)} bytes, not what both wrote ({len(A) + len(B)})")
 if os.lseek(fd, 0, os.SEEK_END) != len(A) + len(B):
     fail("SEEK_END differs")
+# The position the program sets after the hand-off is the kernel's one: a
+# shell given the descriptor reads from there (a flush of the passed-
+# through file once put the served position of before back).
+os.set_inheritable(fd, True)
+os.lseek(fd, 2000, os.SEEK_SET)
+os.system(f"head -c 20 <&{fd} >'{path}.pos'")
+with open(path + ".pos", "rb") as f:
+    got = f.read()
+os.unlink(path + ".pos")
+if got != (A + B)[2000:2020]:
+    fail(f"a shell given the descriptor after lseek(2000) read {got!r}")
 os.close(fd)
 print(f"ok ({how})")
 PYEOF
