@@ -204,7 +204,7 @@ SHIM_API int close(int fd)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.close(fd);
-	if (remote_served(fd)) {
+	if (remote_slot(fd)) {
 		/* the reference first: the holder writes back at the last */
 		int e = remote_close(fd), r = real.close(fd);
 
@@ -280,7 +280,7 @@ static int shared_dup(int oldfd, int r)
 {
 	if (r < 0)
 		return r;
-	if (remote_served(oldfd))
+	if (remote_slot(oldfd))
 		return remote_dup(oldfd, r);
 	remote_replaced(r);
 	return r;

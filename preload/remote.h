@@ -55,22 +55,34 @@ void rc_atfork_child(uint64_t token);
 
 /* ---- remote_ops.c: served descriptors ---- */
 #define RTAB_MAX (1 << 16)
-/* fd -> OFD id + 1 (0: not served by the holder). */
+/* fd -> OFD id + 1 (0: no reference to the holder), RTAB_DEMOTED set
+ * once the OFD passed through: the descriptor is the kernel's, but it
+ * still holds its reference (dropped at close). */
 extern _Atomic uint64_t remote_tab[RTAB_MAX];
 extern bool remote_on;		/* shared mode */
+#define RTAB_DEMOTED	(1ull << 63)
 
+static inline uint64_t remote_slot(int fd)
+{
+	if (!remote_on || fd < 0 || fd >= RTAB_MAX)
+		return 0;
+	return atomic_load_explicit(&remote_tab[fd], memory_order_acquire);
+}
+
+/* Served now: calls on fd are requests to the holder. */
 static inline bool remote_served(int fd)
 {
-	return remote_on && fd >= 0 && fd < RTAB_MAX &&
-	       atomic_load_explicit(&remote_tab[fd], memory_order_acquire);
+	uint64_t v = remote_slot(fd);
+
+	return v && !(v & RTAB_DEMOTED);
 }
 
 /* The open: 1 = served (*fd set), 0 = the caller opens it (not under the
  * paths, or not served), -errno = the open's error. */
 int remote_open(int dirfd, const char *path, int flags, mode_t mode,
 		int *fd);
-/* close/close_range: forget fd, dropping its reference; the caller then
- * closes it. 0, or the holder's -errno (a write-back error at the last
+/* close/close_range: forget fd (served or passed through), dropping its
+ * reference; the caller then closes it. 0, or the holder's -errno (a write-back error at the last
  * reference), 1 if fd was not served. */
 int remote_close(int fd);
 /* newfd is now a duplicate of oldfd (dup, dup2, dup3, F_DUPFD): mirror it.

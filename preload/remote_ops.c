@@ -8,9 +8,9 @@
  * locks, F_GETFD) works on the real file. When the holder answers
  * HOLDER_DEMOTED, every descriptor of this process naming that OFD gets
  * the kernel description the holder made for it (dup3 onto the same
- * number, FD_CLOEXEC kept) and is the kernel's from then on; the holder
- * drops the process's references of a demoted OFD itself (at the reply,
- * exec or exit): the client forgets it and sends no HOP_UNREF for it.
+ * number, FD_CLOEXEC kept) and is the kernel's from then on; its slot
+ * keeps the reference (RTAB_DEMOTED), dropped at close as any other, so
+ * that the holder can let go of the file's last description.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -93,18 +93,23 @@ SHIM_API mode_t umask(mode_t mask)
 	return f(mask);
 }
 
-static void slot_set(int fd, uint64_t ofd)
+/* fd's slot becomes v (OFD id + 1, maybe RTAB_DEMOTED); what it held
+ * before (a reference to drop), or 0. */
+static uint64_t slot_put(int fd, uint64_t v)
 {
 	int high = atomic_load(&tab_high);
+	uint64_t old = atomic_exchange(&remote_tab[fd], v);
 
-	if (!atomic_exchange(&remote_tab[fd], ofd + 1))
+	if (!old)
 		atomic_fetch_add(&tab_count, 1);
 	while (fd + 1 > high &&
 	       !atomic_compare_exchange_weak(&tab_high, &high, fd + 1))
 		;
+	return old;
 }
 
-/* The slot's OFD id + 1, emptied; 0 if it was empty. */
+/* The slot's value (OFD id + 1, maybe RTAB_DEMOTED), emptied; 0 if it
+ * was empty. */
 static uint64_t slot_take(int fd)
 {
 	uint64_t v = atomic_exchange(&remote_tab[fd], 0);
@@ -125,7 +130,7 @@ static void put_kernel(int fd, int kfd)
 
 /* HOLDER_DEMOTED for ofd, with kfd its kernel description: every
  * descriptor of the process naming ofd gets it (and extra, a new dup not
- * in the table yet, if >= 0); each slot is emptied after its dup3, so
+ * in the table yet, if >= 0); each slot is marked after its dup3, so
  * that no call sees it unserved while it still names the holder's
  * description. Closes kfd. */
 static void convert(uint64_t ofd, int kfd, int extra)
@@ -139,8 +144,8 @@ static void convert(uint64_t ofd, int kfd, int extra)
 		if (atomic_load(&remote_tab[i]) != v)
 			continue;
 		put_kernel(i, kfd);
-		if (atomic_compare_exchange_strong(&remote_tab[i], &v, 0))
-			atomic_fetch_sub(&tab_count, 1);
+		atomic_compare_exchange_strong(&remote_tab[i], &v,
+					       v | RTAB_DEMOTED);
 	}
 	if (extra >= 0)
 		put_kernel(extra, kfd);
@@ -181,21 +186,24 @@ static int ask_fd(struct rconn *c, int fd, struct holder_req *rq,
 {
 	uint64_t v = atomic_load(&remote_tab[fd]);
 
-	if (!v)
+	if (!v || (v & RTAB_DEMOTED))
 		return 0;
 	return ask_ofd(c, v - 1, rq, rp, -1);
 }
 
 /* A reference dropped; a DEMOTED answer converts the process's other
  * descriptors of it. 0 or -errno. */
-static int unref(struct rconn *c, uint64_t ofd)
+static int unref(struct rconn *c, uint64_t v)
 {
 	struct holder_req rq = { .op = HOP_UNREF };
 	struct holder_reply rp;
-	int r = ask_ofd(c, ofd, &rq, &rp, -1);
+	int r = ask_ofd(c, (v & ~RTAB_DEMOTED) - 1, &rq, &rp, -1);
 
 	if (r <= 0)
 		return r;
+	/* the last reference of a demoted OFD: the kernel's close errs */
+	if (v & RTAB_DEMOTED)
+		return 0;
 	return rp.status < 0 ? (int)rp.status : 0;
 }
 
@@ -329,7 +337,7 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 		goto out;
 	}
 	if (fd < 0) {		/* no room for the descriptor */
-		unref(c, (uint64_t)rp.val);
+		unref(c, (uint64_t)rp.val + 1);
 		r = -EMFILE;
 		goto out;
 	}
@@ -339,15 +347,20 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 		/* 0-2: stdio inside libc writes there past the shim */
 		r = demote_new(c, (uint64_t)rp.val, fd);
 		if (r < 0) {
+			unref(c, (uint64_t)rp.val + 1);
 			real.close(fd);
 			goto out;
 		}
 		r = 1;
+		if (fd < RTAB_MAX)	/* the reference stays with fd */
+			slot_put(fd, ((uint64_t)rp.val + 1) | RTAB_DEMOTED);
+		else
+			unref(c, (uint64_t)rp.val + 1);
 		shim_debug("fd %d: %s: not served on this number; passed through",
 			   fd, norm);
 		goto out;
 	}
-	slot_set(fd, (uint64_t)rp.val);
+	slot_put(fd, (uint64_t)rp.val + 1);
 	{
 		struct stat st;
 
@@ -370,7 +383,7 @@ int remote_close(int fd)
 	uint64_t v;
 	int r;
 
-	if (!remote_served(fd) || shim_vfork_child())
+	if (!remote_slot(fd) || shim_vfork_child())
 		return 1;
 	pthread_rwlock_rdlock(&change_lock);
 	v = slot_take(fd);
@@ -379,7 +392,9 @@ int remote_close(int fd)
 		return 1;
 	}
 	c = rc_get(&tmp);
-	r = c ? unref(c, v - 1) : -EIO;
+	/* a passed-through descriptor's close is the kernel's alone, even
+	 * with the holder gone */
+	r = c ? unref(c, v) : (v & RTAB_DEMOTED) ? 0 : -EIO;
 	rc_put(c);
 	pthread_rwlock_unlock(&change_lock);
 	return r;
@@ -390,12 +405,12 @@ void remote_replaced(int newfd)
 	struct rconn tmp, *c;
 	uint64_t v;
 
-	if (!remote_served(newfd) || shim_vfork_child())
+	if (!remote_slot(newfd) || shim_vfork_child())
 		return;
 	pthread_rwlock_rdlock(&change_lock);
 	v = slot_take(newfd);
 	if (v && (c = rc_get(&tmp))) {
-		unref(c, v - 1);
+		unref(c, v);
 		rc_put(c);
 	}
 	pthread_rwlock_unlock(&change_lock);
@@ -409,41 +424,44 @@ int remote_dup(int oldfd, int newfd)
 	uint64_t v, old;
 	int r;
 
-	if (newfd < 0 || newfd == oldfd || !remote_served(oldfd) ||
+	if (newfd < 0 || newfd == oldfd || !remote_slot(oldfd) ||
 	    shim_vfork_child())
 		return newfd;
 	pthread_rwlock_rdlock(&change_lock);
 	v = atomic_load(&remote_tab[oldfd]);
 	c = rc_get(&tmp);
-	if (!v || !c) {
+	if (!v || (!c && !(v & RTAB_DEMOTED))) {
 		r = v ? -EIO : 0;
 		goto out;
 	}
-	if (newfd <= STDERR_FILENO || newfd >= RTAB_MAX) {
-		/* 0-2 are never served (a shell's >> then its builtins):
-		 * the file passes through, here and everywhere */
-		r = demote_new(c, v - 1, newfd);
+	if (!c) {		/* the kernel's dup; nothing to count */
+		r = 0;
 		goto out;
 	}
-	r = ask_ofd(c, v - 1, &rq, &rp, newfd);
-	if (r <= 0)
+	if (!(v & RTAB_DEMOTED) &&
+	    (newfd <= STDERR_FILENO || newfd >= RTAB_MAX)) {
+		/* 0-2 are never served (a shell's >> then its builtins):
+		 * the file passes through, here and everywhere */
+		r = demote_new(c, (v & ~RTAB_DEMOTED) - 1, newfd);
+		if (r < 0)
+			goto out;
+		v |= RTAB_DEMOTED;
+	}
+	r = 0;
+	if (newfd >= RTAB_MAX)
 		goto out;
-	if (rp.status < 0) {
+	r = ask_ofd(c, (v & ~RTAB_DEMOTED) - 1, &rq, &rp, newfd);
+	if (r < 0)
+		goto out;
+	if (r == 0) {		/* demoted meanwhile: newfd converted too */
+		v |= RTAB_DEMOTED;
+	} else if (rp.status < 0) {
 		r = (int)rp.status;
 		goto out;
 	}
-	old = atomic_exchange(&remote_tab[newfd], v);
+	old = slot_put(newfd, v);
 	if (old)
-		unref(c, old - 1);
-	else
-		atomic_fetch_add(&tab_count, 1);
-	{
-		int high = atomic_load(&tab_high);
-
-		while (newfd + 1 > high &&
-		       !atomic_compare_exchange_weak(&tab_high, &high, newfd + 1))
-			;
-	}
+		unref(c, old);
 	r = 0;
 out:
 	rc_put(c);
@@ -622,7 +640,7 @@ void remote_demote_inheritable(bool all, int reason)
 	for (i = 0; i < high; i++) {
 		int fl;
 
-		if (!atomic_load(&remote_tab[i]))
+		if (!remote_served(i))
 			continue;
 		fl = real.fcntl(i, F_GETFD);
 		if (all || (fl >= 0 && !(fl & FD_CLOEXEC)))
@@ -649,7 +667,7 @@ int remote_before_exec(void)
 	for (i = 0; i < high; i++) {
 		int fl;
 
-		if (!atomic_load(&remote_tab[i]))
+		if (!remote_served(i))
 			continue;
 		fl = real.fcntl(i, F_GETFD);
 		if (fl >= 0 && !(fl & FD_CLOEXEC))
