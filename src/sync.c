@@ -19,6 +19,7 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 		      unsigned int how)
 {
 	bool go_on = !(how & WTIO_DURABLE_STOP);
+	uint64_t seq = atomic_load(&inode->err_seq);
 	int ret, err;
 
 	ret = wtio_writeback_range(inode, start, end, WB_SYNC, 0, 0);
@@ -26,6 +27,14 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 	 * backing file by a block tail: the size is fixed after it ends,
 	 * or it would stay too long. */
 	wtio_wait_writeback_range(inode, start, end);
+	/* Write-back in flight when the pass looked (a flusher's, or
+	 * started) that failed meanwhile gave its folios back dirty, where
+	 * the pass never saw them: once more, for those (it is reported as
+	 * well, through errseq), or a close would drop them. */
+	if (!ret && atomic_load(&inode->err_seq) != seq) {
+		ret = wtio_writeback_range(inode, start, end, WB_SYNC, 0, 0);
+		wtio_wait_writeback_range(inode, start, end);
+	}
 	if (!ret || go_on) {
 		pthread_rwlock_rdlock(&inode->i_rwsem);
 		err = wtio_inode_sync_size(inode, true);

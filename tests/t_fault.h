@@ -71,4 +71,36 @@ static inline struct wtio_ctx *t_fault_ctx(struct wtio_fault *fault,
 	return t_fault_ctx_create(&cfg, fault);
 }
 
+/* A fault-backend context in the asynchronous mode (channels, the
+ * append plug, asynchronous readahead: wtio_fault_set_async) over cfg. */
+static inline struct wtio_ctx *t_fault_async_ctx(struct wtio_config *cfg,
+						 struct wtio_fault *fault)
+{
+	wtio_fault_set_async(fault, true);
+	return t_fault_ctx_create_or_skip(cfg, fault);
+}
+
+/* Replay the record of path up to nr events under seed into the file
+ * dst (emptied first): its bytes (malloc'd) and their count in *len,
+ * what the replay did in *ri. */
+static inline uint8_t *t_fault_replay_read(struct wtio_fault *fault,
+					   const char *path, const char *dst,
+					   uint64_t nr, uint64_t seed,
+					   size_t *len,
+					   struct wtio_fault_replay_info *ri)
+{
+	int fd = open(dst, O_RDWR | O_TRUNC);
+	struct stat st;
+	uint8_t *d;
+
+	CHECK(fd >= 0);
+	CHECK_OK(wtio_fault_replay_ex(fault, path, nr, seed, fd, ri));
+	CHECK_OK(fstat(fd, &st));
+	d = t_malloc((size_t)st.st_size + 1);
+	CHECK_EQ(pread(fd, d, (size_t)st.st_size, 0), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return d;
+}
+
 #endif /* WTIO_T_FAULT_H */

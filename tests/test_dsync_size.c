@@ -30,17 +30,8 @@ static uint8_t *replay(struct wtio_fault *fault, const char *path,
 		       size_t *len)
 {
 	struct wtio_fault_replay_info ri;
-	int fd = open(dst, O_RDWR | O_TRUNC);
-	struct stat st;
-	uint8_t *d;
+	uint8_t *d = t_fault_replay_read(fault, path, dst, nr, seed, len, &ri);
 
-	CHECK(fd >= 0);
-	CHECK_OK(wtio_fault_replay_ex(fault, path, nr, seed, fd, &ri));
-	CHECK_OK(fstat(fd, &st));
-	d = t_malloc((size_t)st.st_size);
-	CHECK_EQ(pread(fd, d, (size_t)st.st_size, 0), st.st_size);
-	close(fd);
-	*len = (size_t)st.st_size;
 	replays++;
 	torn_replays += ri.writes_torn > 0;
 	return d;

@@ -219,9 +219,8 @@ static struct wtio_ctx *async_ctx(struct wtio_fault *fault)
 {
 	struct wtio_config cfg;
 
-	wtio_fault_set_async(fault, true);
 	t_fault_config(&cfg, BS, 256);
-	return t_fault_ctx_create_or_skip(&cfg, fault);
+	return t_fault_async_ctx(&cfg, fault);
 }
 
 /* The longest write in the trace (a merged one is longer than any

@@ -164,22 +164,36 @@ uint64_t wtio_fault_held(struct wtio_fault *fault)
 	return n;
 }
 
-int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
-				     unsigned int timeout_ms)
+/* Wait, under the lock, until done(f, arg) or the deadline timeout_ms
+ * from now: 0 or -ETIMEDOUT. */
+static int held_wait_until(struct wtio_fault *f,
+			   bool (*done)(const struct wtio_fault *, uint64_t),
+			   uint64_t arg, unsigned int timeout_ms)
 {
 	struct timespec ts;
 	int ret = 0;
 
+	deadline_in(&ts, timeout_ms);
+	pthread_mutex_lock(&f->lock);
+	while (!done(f, arg) && !ret)
+		if (pthread_cond_timedwait(&f->held_cond, &f->lock, &ts) ==
+		    ETIMEDOUT)
+			ret = done(f, arg) ? 0 : -ETIMEDOUT;
+	pthread_mutex_unlock(&f->lock);
+	return ret;
+}
+
+static bool nr_held_reached(const struct wtio_fault *f, uint64_t n)
+{
+	return f->nr_held >= n;
+}
+
+int wtio_fault_wait_held(struct wtio_fault *fault, uint64_t n,
+			 unsigned int timeout_ms)
+{
 	if (!fault)
 		return -EINVAL;
-	deadline_in(&ts, timeout_ms);
-	pthread_mutex_lock(&fault->lock);
-	while (fault->nr_held < n && !ret)
-		if (pthread_cond_timedwait(&fault->held_cond, &fault->lock,
-					   &ts) == ETIMEDOUT)
-			ret = fault->nr_held < n ? -ETIMEDOUT : 0;
-	pthread_mutex_unlock(&fault->lock);
-	return ret;
+	return held_wait_until(fault, nr_held_reached, n, timeout_ms);
 }
 
 void wtio_fault_release(struct wtio_fault *fault)
@@ -265,28 +279,15 @@ int wtio_fault_release_one(struct wtio_fault *fault, uint64_t seq,
 	return ret;
 }
 
-/* One wait for a change of the holds, up to the deadline; under the
- * lock. */
-static int held_wait(struct wtio_fault *f, const struct timespec *ts)
+static bool hold_is_done(const struct wtio_fault *f, uint64_t seq)
 {
-	return pthread_cond_timedwait(&f->held_cond, &f->lock, ts) ==
-	       ETIMEDOUT ? -ETIMEDOUT : 0;
+	return seq < f->cap_hold_state && f->hold_state[seq] == HOLD_DONE;
 }
-
 
 int wtio_fault_wait_done(struct wtio_fault *fault, uint64_t seq,
 			 unsigned int timeout_ms)
 {
-	struct timespec ts;
-	int ret = 0;
-
 	if (!fault)
 		return -EINVAL;
-	deadline_in(&ts, timeout_ms);
-	pthread_mutex_lock(&fault->lock);
-	while (!ret && (seq >= fault->cap_hold_state ||
-			fault->hold_state[seq] != HOLD_DONE))
-		ret = held_wait(fault, &ts);
-	pthread_mutex_unlock(&fault->lock);
-	return ret;
+	return held_wait_until(fault, hold_is_done, seq, timeout_ms);
 }
