@@ -241,7 +241,8 @@ static uint64_t longest_write(struct wtio_fault *fault)
 /*
  * NP queued DSYNC appends: the first goes alone (held), the others wait
  * in the plug and go as one merged I/O (held) when it completes. first,
- * merged: their outcomes (0, or the errno).
+ * merged: their outcomes (0, or the errno; merged -1: a short I/O of
+ * three folios, after which the rest goes again and succeeds).
  */
 static void run_plug(int first, int merged)
 {
@@ -250,6 +251,7 @@ static void run_plug(int first, int merged)
 	uint8_t *shadow = t_zalloc(TOTAL), *buf = t_malloc(NP * BS);
 	const char *path = t_tmpfile("failrun-plug");
 	int want_close = first == EIO || merged == EIO ? -EIO : 0;
+	bool was_short;
 	struct wtio_cqe cqe[NP];
 	struct wtio_queue *q;
 	struct wtio_ctx *ctx;
@@ -263,7 +265,16 @@ static void run_plug(int first, int merged)
 	ctx = async_ctx(fault);
 	f = t_open(ctx, path, O_RDWR);
 	CHECK_OK(wtio_queue_create(ctx, NP, &q));
-	CHECK_OK(wtio_fault_add_rule(fault, &hold));
+	if (merged < 0) {
+		struct wtio_fault_rule shorter = { .ops = WTIO_FAULT_WRITE,
+			.hold = 1, .count = 1, .short_bytes = 3 * BS };
+
+		hold.count = 1;
+		CHECK_OK(wtio_fault_add_rule(fault, &hold));
+		CHECK_OK(wtio_fault_add_rule(fault, &shorter));
+	} else {
+		CHECK_OK(wtio_fault_add_rule(fault, &hold));
+	}
 	t_fill(buf, NP * BS, 42, PBASE);
 	for (i = 0; i < NP; i++)
 		CHECK_OK(wtio_queue_pwrite(q, f, buf + i * BS, PLEN(i),
@@ -275,6 +286,9 @@ static void run_plug(int first, int merged)
 	       wtio_fault_wait_held(fault, 1, 10000) == 0,
 	       "the plugged appends never went");
 	CHECK_OK(wtio_fault_release_one(fault, 1, merged));
+	was_short = merged < 0;
+	if (was_short)
+		merged = 0;
 	wtio_fault_clear_rules(fault);
 	for (got = 0; got < NP;) {
 		int n = wtio_queue_reap(q, cqe, NP, 1, -1);
@@ -312,7 +326,8 @@ static void run_plug(int first, int merged)
 	free(buf);
 	printf("plug: first append %s, %d merged in one I/O %s: size %lld, "
 	       "exact\n", first ? strerror(first) : "ok", NP - 1,
-	       merged ? strerror(merged) : "ok", (long long)want);
+	       merged ? strerror(merged) : was_short ? "short, the rest "
+	       "again" : "ok", (long long)want);
 }
 
 /* The ENOSPC storm: three threads, a queue each, appending records at
@@ -465,6 +480,8 @@ int main(void)
 	run_plug(0, ENOSPC);
 	run_plug(ENOSPC, 0);
 	run_plug(EIO, EIO);
+	run_plug(0, -1);
+	run_plug(ENOSPC, -1);
 	run_storm();
 	printf("%llu held runs; PASS\n", runs);
 	return T_EXIT_PASS;

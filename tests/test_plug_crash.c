@@ -15,7 +15,9 @@
  * every acknowledged append's bytes are there, the size covers the
  * furthest acknowledged end and is never past the tail block of the
  * group in flight; where a group is wholly acknowledged the size is
- * exact (its end, unaligned). Fails if the plug never merged.
+ * exact (its end, unaligned). One group's merged I/O fails with ENOSPC:
+ * every append it merged fails, and at that report the size is exact
+ * at the group's one success. Fails unless every group merged.
  */
 #include "helpers.h"
 #include "t_fault.h"
@@ -26,14 +28,18 @@
 #define SEEDS	4
 #define MAXLEN	(NG * (G + 1) * BS)
 
+#define FAILG	3		/* this group's merged I/O fails: ENOSPC */
+
 struct rec {
 	int64_t off, len;
-	uint64_t ack;		/* record length when it was acknowledged */
+	uint64_t ack;		/* record length when it was reported */
+	bool ok;		/* acknowledged (else it failed) */
 };
 
 static struct rec recs[NG * G];
-static uint64_t gack[NG];	/* the last acknowledgement of each group */
-#define GEND(g)	(recs[(g) * G + G - 1].off + recs[(g) * G + G - 1].len)
+static uint64_t gack[NG];	/* the last report of each group */
+static int64_t gend[NG];	/* the acknowledged end after each group */
+static int64_t gtop[NG];	/* the end of all each group submitted */
 
 static uint8_t *replay(struct wtio_fault *fault, const char *path,
 		       const char *dst, uint64_t nr, uint64_t seed,
@@ -74,12 +80,16 @@ int main(void)
 	for (g = 0; g < NG; g++) {
 		struct wtio_fault_rule hold = { .ops = WTIO_FAULT_WRITE,
 						.count = 1, .hold = 1 };
+		struct wtio_fault_rule nospc = { .ops = WTIO_FAULT_WRITE,
+						 .count = 1, .error = ENOSPC };
 		struct wtio_cqe cqe[G];
 		int got = 0;
 
 		/* The group's first I/O waits until all are submitted, so
 		 * the others wait in the plug and go merged. */
 		CHECK_OK(wtio_fault_add_rule(fault, &hold));
+		if (g == FAILG)
+			CHECK_OK(wtio_fault_add_rule(fault, &nospc));
 
 		for (i = 0; i < G; i++) {
 			struct rec *r = &recs[g * G + i];
@@ -99,7 +109,6 @@ int main(void)
 		}
 		CHECK_OK(wtio_fault_wait_held(fault, 1, 10000));
 		wtio_fault_release(fault);
-		wtio_fault_clear_rules(fault);
 		while (got < G) {
 			int m = wtio_queue_reap(q, cqe, G, 1, -1);
 			uint64_t nr = wtio_fault_nr_events(fault);
@@ -107,16 +116,28 @@ int main(void)
 			CHECK(m > 0);
 			for (k = 0; k < m; k++) {
 				struct rec *r = &recs[cqe[k].user_data];
+				bool fail = g == FAILG &&
+					    cqe[k].user_data % G;
 
-				CHECKF(cqe[k].res == r->len, "append %llu: "
-				       "%lld, want %lld",
+				CHECKF(cqe[k].res == (fail ? -ENOSPC : r->len),
+				       "append %llu: %lld, want %lld",
 				       (unsigned long long)cqe[k].user_data,
 				       (long long)cqe[k].res,
-				       (long long)r->len);
+				       fail ? -ENOSPC : (long long)r->len);
 				r->ack = nr;
+				r->ok = !fail;
 			}
 			got += m;
 		}
+		/* Not before: the merged I/O is submitted after the
+		 * release, from the completion thread. */
+		wtio_fault_clear_rules(fault);
+		gtop[g] = end;
+		if (g == FAILG)
+			/* The next group goes on where the last success
+			 * ended. */
+			end = recs[g * G].off + recs[g * G].len;
+		gend[g] = end;
 		CHECK_EQ(wtio_file_size(f), end);
 	}
 	CHECK_OK(wtio_queue_destroy(q));
@@ -142,19 +163,20 @@ int main(void)
 
 		/* Acknowledged by n: covered. */
 		for (i = 0; i < NG * G; i++)
-			if (recs[i].ack <= n && recs[i].off + recs[i].len > lo)
+			if (recs[i].ok && recs[i].ack <= n &&
+			    recs[i].off + recs[i].len > lo)
 				lo = recs[i].off + recs[i].len;
 		for (g = 0; g < NG && gack[g] <= n; g++)
 			;
 		if (g > 0 && n == gack[g - 1]) {
 			/* Group g - 1 just wholly acknowledged, nothing of
 			 * the next one issued: exact. */
-			hi = GEND(g - 1);
+			hi = gend[g - 1];
 			CHECK_EQ(lo, hi);
 			exact++;
 		} else {
 			/* Group g in flight: its tail block at most. */
-			hi = (GEND(g) + BS - 1) & ~(int64_t)(BS - 1);
+			hi = (gtop[g] + BS - 1) & ~(int64_t)(BS - 1);
 		}
 		for (s = 0; s < SEEDS; s++) {
 			size_t len;
@@ -170,7 +192,7 @@ int main(void)
 			for (i = 0; i < NG * G; i++) {
 				struct rec *r = &recs[i];
 
-				if (r->ack > n)
+				if (!r->ok || r->ack > n)
 					continue;
 				CHECKF(t_memdiff(d + r->off, log + r->off,
 						 (size_t)r->len) < 0,
