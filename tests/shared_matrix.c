@@ -45,7 +45,7 @@ extern char **environ;
 #define NF	2			/* files of the overlap role */
 #define FLEN	(256u << 10)		/* their largest size */
 #define MAXOP	20000u			/* one read or write */
-#define NOPS	300			/* operations per overlap worker */
+#define NOPS	1000			/* operations per overlap worker */
 #define NWORK	5			/* parent, 2 forked, 1 exec'd, 1 spawned */
 #define REC	1000			/* kill role: not a block multiple */
 #define NAPP	250			/* appends per append writer */

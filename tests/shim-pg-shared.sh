@@ -16,10 +16,14 @@
 #             children exit on their own (SIGKILLed after 30 s if not); the
 #             holder writes back and exits; a restart without the shim runs
 #             crash recovery; the checks.
+# Every pgbench run is -n: without it pgbench truncates pgbench_history,
+# and after the first run sum(delta) could not equal the balances.
 # After each holder's exit its stats (WTIO_HOLDER_STATS) must show the
 # relation files served: at least PG_MIN_SERVED opens, no file under
 # base/, global/ or pg_wal/ demoted (the log's --debug lines name them),
 # no write-back lost; a client death counted after a kill.
+# `shim-pg-shared.sh baseline` runs the same phases without the shim (the
+# test's own check; no holder checks).
 # Environment: PG_SECONDS (30), PG_SCALE (10), PG_MODES (writeback
 # writethrough writethrough-noserial), PG_PHASES (clean backend postmaster).
 . "$(dirname "$0")/shim-pg-lib.sh"
@@ -45,7 +49,7 @@ cleanup_shared() {
 			-w -t 30 stop >/dev/null 2>&1
 	fi
 	kill_server
-	if [ -n "$HOLDER_PID" ]; then
+	if [ -n "$HOLDER_PID" ] && [ "$HOLDER_PID" != baseline ]; then
 		for i in $(seq 100); do
 			alive "$HOLDER_PID" || break
 			sleep 0.1
@@ -59,6 +63,15 @@ trap cleanup_shared EXIT
 start_shared() {
 	local mode=$1 pm h
 	rm -f "$STATS" "$STATS.log"
+	if [ "$VARIANT" = baseline ]; then
+		# the same phases without the shim: the test's own check
+		pg "$PGBIN/pg_ctl" -D "$DATA" -l "$LOG.shim" -w -t 300 \
+			-o "-p $PORT -k $SOCK -c listen_addresses=''" start >/dev/null ||
+			fail "baseline start failed"
+		collect_server
+		HOLDER_PID=baseline
+		return
+	fi
 	pg env WTIO_HOLDER_STATS="$STATS" "$WTIO_RUN" --shared --log="$STATS.log" \
 		--debug --preload="$WTIO_PRELOAD" --mode="$mode" --paths="$DATA" \
 		--cache-size=256M -- \
@@ -79,6 +92,10 @@ start_shared() {
 # holder_checks MODE PHASE: wait for the holder's exit, then its stats
 holder_checks() {
 	local mode=$1 phase=$2 i served lost died rel
+	if [ "$VARIANT" = baseline ]; then
+		HOLDER_PID=""
+		return 0
+	fi
 	for i in $(seq 1200); do
 		grep -q '^dirty_lost_bytes ' "$STATS" 2>/dev/null && break
 		sleep 0.1
@@ -120,20 +137,22 @@ wait_ready() {
 
 # pgbench_bg: the workload, in the background (PGB_PID)
 pgbench_bg() {
-	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c 4 -j 2 -T "$SECS" bench \
+	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -n -c 4 -j 2 -T "$SECS" bench \
 		>"$SHIM_TMP/run.out" 2>&1 &
 	PGB_PID=$!
 }
 
 phase_clean() {
-	local mode=$1 committed tps
-	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c 4 -j 2 -T "$SECS" bench \
+	local mode=$1 committed tps before
+	before=$(psql_q "SELECT count(*) FROM pgbench_history") || fail "$mode: history"
+	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -n -c 4 -j 2 -T "$SECS" bench \
 		>"$SHIM_TMP/run.out" 2>&1 ||
 		fail "$mode: pgbench run: $(tail -5 "$SHIM_TMP/run.out")"
 	! grep -q "aborted\|ERROR" "$SHIM_TMP/run.out" ||
 		fail "$mode: pgbench: $(grep "aborted\|ERROR" "$SHIM_TMP/run.out" | head -3)"
 	committed=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$SHIM_TMP/run.out")
 	[ -n "$committed" ] || fail "$mode: no transaction count: $(cat "$SHIM_TMP/run.out")"
+	committed=$((committed + before))	# history rows expected
 	tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$SHIM_TMP/run.out" | tail -1)
 	stop "$mode"
 	grep -q "database system is shut down" "$LOG.shim" ||
@@ -166,23 +185,30 @@ phase_backend() {
 }
 
 phase_postmaster() {
-	local mode=$1 pm i left
+	local mode=$1 pm i left p pids
 	collect_server
 	pm=${SERVER_PIDS[0]}
 	pgbench_bg
 	sleep $((SECS / 2))
 	collect_server
+	pids=("${SERVER_PIDS[@]}")
 	kill -9 "$pm"
-	wait "$PGB_PID"
-	# the children notice the postmaster's death and exit
+	wait "$PGB_PID"	# pgbench fails: its server went away
+	# the children notice the postmaster's death and exit on their own
+	# (through the holder); gone and reaped (the new postmaster takes a
+	# zombie for a live server)
 	for i in $(seq 300); do
-		left=$(ps -o pid= -u "$PGUSER_OS" -o comm= | grep -cw postgres)
+		left=0
+		for p in "${pids[@]}"; do
+			[ -e "/proc/$p" ] && left=$((left + 1))
+		done
 		[ "$left" = 0 ] && break
 		sleep 0.1
 	done
 	if [ "$left" != 0 ]; then
-		echo "info: $mode: $left server processes left 30 s after the postmaster's SIGKILL: killed"
+		echo "info: $mode: $left server processes left 30 s after the postmaster's SIGKILL: SIGKILLed"
 		kill_server
+		sleep 1
 	fi
 	SERVER_PIDS=()
 	holder_checks "$mode" postmaster
