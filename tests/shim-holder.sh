@@ -75,6 +75,35 @@ shared "$T" -- /nonexistent/program 2>/dev/null
 "$WTIO_RUN" --shared --log= -- true 2>/dev/null
 [ $? = 2 ] || fail "--log= accepted"
 
+# Signals to wtio-run's pid reach the program: kill(2)'s are passed on,
+# and a SIGKILL of wtio-run kills the program (as without --shared, where
+# wtio-run execs it).
+gone() {	# PID: wait until it has exited
+	for _ in $(seq 100); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
+for sig in TERM KILL; do
+	rm -f "$T/prog.pid"
+	# (no function, no timeout: $! must be wtio-run's pid)
+	"$WTIO_RUN" --shared --preload="$NOP" --paths="$T" --cache-size=64M -- \
+		sh -c 'echo $$ > "$0/prog.pid"; exec sleep 60' "$T" &
+	front=$!
+	for _ in $(seq 100); do
+		[ -s "$T/prog.pid" ] && break
+		sleep 0.1
+	done
+	prog=$(cat "$T/prog.pid" 2>/dev/null)
+	[ -n "$prog" ] || fail "SIG$sig: the program did not start"
+	kill -$sig $front
+	wait $front 2>/dev/null
+	st=$?
+	gone "$prog" || fail "SIG$sig to wtio-run: the program $prog lives on"
+	[ $sig = KILL ] || [ $st = 143 ] || fail "SIGTERM to wtio-run: status $st, not the program's 143"
+done
+
 # A process left behind: wtio-run returns with the program's status, the
 # holder lives on until that process ends, then writes its counters.
 WTIO_HOLDER_STATS=$T/daemon.stats shared "$T" --log="$T/daemon.log" -- \

@@ -18,7 +18,10 @@
  *
  * The holder ignores the terminal's and kill's polite signals (the
  * program's end is what ends it, and its cache must be written back);
- * the front forwards the signals sent to it with kill(2) to the program.
+ * the front forwards the signals sent to it with kill(2) to the program,
+ * and when the front dies of one it cannot catch (SIGKILL) before the
+ * program has ended, the holder SIGKILLs the program: killing wtio-run's
+ * pid kills the program, as without --shared (where wtio-run execs it).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +57,9 @@ static const int polite[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGPIPE,
 static const int forwarded[] = { SIGINT, SIGQUIT, SIGHUP, SIGTERM, SIGUSR1,
 				 SIGUSR2, SIGALRM, SIGWINCH, SIGCONT };
 static volatile pid_t program_pid;
+/* The holder's: the program's process, until it is reaped. */
+static volatile pid_t child_alive;
+#define FRONT_DEATH_SIG	(SIGRTMIN + 12)
 
 static void tell(int fd, int kind, int val)
 {
@@ -84,6 +90,15 @@ static void program(char **argv, int go_fd, const sigset_t *mask)
 
 /* ---- the holder ---- */
 
+static void front_died(int sig)
+{
+	pid_t c = child_alive;
+
+	(void)sig;
+	if (c > 0)
+		kill(c, SIGKILL);
+}
+
 /* Reap what has ended without waiting; true once no child is left. */
 static bool reap_others(void)
 {
@@ -104,6 +119,7 @@ static void holder_loop(int front_fd, pid_t child)
 		pid_t p = waitpid(-1, &st, 0);
 
 		if (p == child) {
+			child_alive = 0;
 			/* Nothing else left: the files are written back
 			 * before wtio-run returns. */
 			if (reap_others() && hconn_wait_idle(2000)) {
@@ -140,6 +156,8 @@ static void holder(char **argv, int front_fd, int log_fd,
 	size_t i;
 	pid_t child;
 
+	pid_t front = getppid();
+
 	hlog_init(getenv("WTIO_DEBUG") && getenv("WTIO_DEBUG")[0] == '1');
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0) {
 		hlog("PR_SET_CHILD_SUBREAPER: %s", strerror(errno));
@@ -163,8 +181,12 @@ static void holder(char **argv, int front_fd, int log_fd,
 		program(argv, go[0], mask);
 	}
 	close(go[0]);
+	child_alive = child;
 	for (i = 0; i < sizeof(polite) / sizeof(polite[0]); i++)
 		signal(polite[i], SIG_IGN);
+	signal(FRONT_DEATH_SIG, front_died);
+	if (prctl(PR_SET_PDEATHSIG, FRONT_DEATH_SIG) < 0 || getppid() != front)
+		front_died(0);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	/* the program applied its umask to the modes it sends */
 	umask(0);
