@@ -204,6 +204,8 @@ SHIM_API int close(int fd)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.close(fd);
+	if (remote_on && rc_own_fd(fd))	/* the holder connection moves */
+		rc_evict(fd);
 	if (remote_slot(fd)) {
 		/* the reference first: the holder writes back at the last */
 		int e = remote_close(fd), r = real.close(fd);
@@ -293,6 +295,8 @@ SHIM_API int dup2(int oldfd, int newfd)
 	shim_resolve();
 	if (oldfd == newfd || shim_vfork_child())
 		return real.dup2(oldfd, newfd);
+	if (remote_on && rc_own_fd(newfd))
+		rc_evict(newfd);
 	if (remote_on)
 		return shared_dup(oldfd, real.dup2(oldfd, newfd));
 	release_newfd(oldfd, newfd);
@@ -310,6 +314,8 @@ SHIM_API int dup3(int oldfd, int newfd, int flags)
 	shim_resolve();
 	if (shim_vfork_child())
 		return real.dup3(oldfd, newfd, flags);
+	if (remote_on && rc_own_fd(newfd))
+		rc_evict(newfd);
 	if (remote_on)
 		return shared_dup(oldfd, real.dup3(oldfd, newfd, flags));
 	release_newfd(oldfd, newfd);
@@ -598,6 +604,8 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 		errno = ENOSYS;
 		return -1;
 	}
+	if (remote_on && !shim_vfork_child())
+		return rc_close_range(first, last, flags, next);
 	return next(first, last, flags);
 }
 
@@ -618,4 +626,20 @@ SHIM_API int flock(int fd, int op)
 		return -1;
 	}
 	return next(fd, op);
+}
+
+/* closefrom(3) (glibc 2.34): its close_range is made inside libc. */
+SHIM_API void closefrom(int lowfd);
+SHIM_API void closefrom(int lowfd)
+{
+	static void (*next)(int);
+
+	if (lowfd < 0)
+		lowfd = 0;
+	if (close_range((unsigned int)lowfd, ~0u, 0) == 0)
+		return;
+	if (!next)
+		next = (__typeof__(next))dlsym(RTLD_NEXT, "closefrom");
+	if (next)	/* no close_range in this kernel: libc's loop */
+		next(lowfd);
 }

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -46,6 +47,84 @@ static unsigned int hello_flags = HELLO_EXEC;
 static uint64_t hello_token;
 
 static ssize_t (*next_sendmsg)(int, const struct msghdr *, int);
+
+/*
+ * The connections' descriptors are the process's too: a shell's
+ * `exec 3<file` dup2s over a low number, a child closes everything before
+ * its exec. So a connection lives at a high number (three quarters of the
+ * descriptor limit, at most 3072: fd tables grow with the highest
+ * number), and a close, dup2 or close_range of it moves it away first.
+ */
+static _Atomic unsigned char own[RTAB_MAX];
+
+static int high_fd(int fd)
+{
+	struct rlimit rl;
+	rlim_t base = 768;
+	int nfd;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		base = (rl.rlim_cur < 4096 ? rl.rlim_cur : 4096) * 3 / 4;
+	nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, (int)base);
+	if (nfd < 0)
+		return fd;
+	real.close(fd);
+	return nfd;
+}
+
+static void own_set(int fd, bool on)
+{
+	if (fd >= 0 && fd < RTAB_MAX)
+		atomic_store(&own[fd], on);
+}
+
+bool rc_own_fd(int fd)
+{
+	return fd >= 0 && fd < RTAB_MAX &&
+	       atomic_load_explicit(&own[fd], memory_order_relaxed);
+}
+
+void rc_evict(int fd)
+{
+	struct rconn *c;
+
+	pthread_mutex_lock(&reg_lock);
+	for (c = conns; c; c = c->next)
+		if (c->sock == fd) {
+			int nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
+
+			if (nfd < 0)
+				break;
+			nfd = high_fd(nfd);
+			c->sock = nfd;
+			own_set(nfd, true);
+			own_set(fd, false);
+			break;
+		}
+	pthread_mutex_unlock(&reg_lock);
+}
+
+int rc_close_range(unsigned int first, unsigned int last, int flags,
+		   int (*next)(unsigned int, unsigned int, int))
+{
+	unsigned int from = first, fd;
+	int r = 0;
+
+	/* the pieces between the connections; CLOSE_RANGE_CLOEXEC (4)
+	 * closes nothing */
+	if (flags & 4)
+		return next(first, last, flags);
+	for (fd = first; fd <= last && fd < RTAB_MAX; fd++) {
+		if (!rc_own_fd((int)fd))
+			continue;
+		if (fd > from && (r = next(from, fd - 1, flags)) < 0)
+			return r;
+		from = fd + 1;
+	}
+	if (from <= last)
+		r = next(from, last, flags);
+	return r;
+}
 
 bool remote_config(const char *addr)
 {
@@ -202,6 +281,7 @@ static int conn_open(struct rconn *c)
 	c->buf = NULL;
 	if (c->sock < 0)
 		return -errno;
+	c->sock = high_fd(c->sock);
 	do
 		r = connect(c->sock, (struct sockaddr *)&holder_addr, holder_len);
 	while (r < 0 && errno == EINTR);
@@ -245,6 +325,7 @@ static void conn_free(void *p)
 			*pc = c->next;
 			break;
 		}
+	own_set(c->sock, false);
 	pthread_mutex_unlock(&reg_lock);
 	conn_close(c);
 	free(c);
@@ -289,6 +370,7 @@ struct rconn *rc_get(struct rconn *tmp)
 	pthread_mutex_lock(&reg_lock);
 	c->next = conns;
 	conns = c;
+	own_set(c->sock, true);
 	pthread_mutex_unlock(&reg_lock);
 	pthread_setspecific(conn_key, c);
 	me = c;
@@ -360,8 +442,10 @@ void rc_atfork_child(uint64_t token)
 	for (c = conns; c; c = c->next) {
 		if (c->buf)
 			munmap(c->buf, c->size);
-		if (c->sock >= 0)
+		if (c->sock >= 0) {
+			own_set(c->sock, false);
 			real.close(c->sock);
+		}
 	}
 	conns = NULL;
 	me = NULL;

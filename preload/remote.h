@@ -19,7 +19,7 @@
 
 /* ---- remote.c: the transport ---- */
 struct rconn {
-	int sock;
+	_Atomic int sock;	/* moved by rc_evict */
 	void *buf;		/* the data buffer shared with the holder */
 	size_t size;
 	bool busy;		/* a call in progress (a signal handler's
@@ -45,6 +45,13 @@ int rc_buffer(struct rconn *c, size_t need);
  * for good). */
 int rc_call(struct rconn *c, const struct holder_req *rq, int send_fd,
 	    struct holder_reply *rp, int *recv_fd, bool cloexec);
+/* The program is about to close fd, or dup2 over it, and fd is one of
+ * the connections: move the connection to another number first. */
+bool rc_own_fd(int fd);
+void rc_evict(int fd);
+/* close_range(first, last) without closing the connections. */
+int rc_close_range(unsigned int first, unsigned int last, int flags,
+		   int (*next)(unsigned int, unsigned int, int));
 /* fork: prepare (locks the registry), then in the parent or the child. */
 void rc_atfork_prepare(void);
 void rc_atfork_parent(void);

@@ -9,7 +9,9 @@
 # stdio); the protocol is spoken as docs/SHIM.md says (HELLO_EXEC first,
 # a fork child claims its parent's token, every close drops its
 # reference); and once the holder is killed every call on a served file
-# fails with EIO, never a silent success.
+# fails with EIO, never a silent success. Then shim_client against the
+# real holder in every mode, and a passed-through file served again once
+# its descriptors are closed.
 . "$(dirname "$0")/shim-lib.sh"
 
 command -v python3 >/dev/null || skip "python3 missing (the stand-in holder)"
@@ -73,4 +75,31 @@ echo go >&3
 exec 3>&-
 wait $cpid || fail "after the holder's death: $(cat "$SHIM_TMP/dead.out")"
 
-echo "PASS: client side against the stand-in holder ($opens served opens)"
+# The same calls against the real holder (wtio-run --shared), every mode;
+# and a file passed through (a shell's redirection onto fd 1) is served
+# again at its next open once every descriptor of it is closed: the
+# passed-through descriptors drop their references; a shell's `exec 3<`
+# over the number of a holder connection moves the connection away.
+"$WTIO_RUN" --help 2>&1 | grep -q -- --shared ||
+	fail "wtio-run has no --shared"
+for mode in $MODES; do
+	out=$(timeout 120 "$WTIO_RUN" --shared --preload="$WTIO_PRELOAD" \
+		--mode="$mode" --paths="$SERVED" --cache-size=64M -- \
+		"$CLIENT" basic "$SERVED" 2>&1) ||
+		fail "$mode: shim_client basic under wtio-run --shared: $out"
+done
+rm -f "$SERVED/again" "$SHIM_TMP/stats"
+(cd "$SERVED" && WTIO_HOLDER_STATS=$SHIM_TMP/stats timeout 60 "$WTIO_RUN" \
+	--shared --preload="$WTIO_PRELOAD" --paths="$SERVED" -- \
+	sh -ec 'echo hi > again; exec 3<again; test "$(cat <&3)" = hi; exec 3<&-; cat again') \
+	>"$SHIM_TMP/again.out" 2>&1 || fail "redirection then reopen: $(cat "$SHIM_TMP/again.out")"
+for _ in $(seq 100); do
+	[ -s "$SHIM_TMP/stats" ] && break
+	sleep 0.1
+done
+grep -qx hi "$SHIM_TMP/again.out" || fail "cat after the redirection: $(cat "$SHIM_TMP/again.out")"
+served=$(awk '$1 == "opens_served" { print $2 }' "$SHIM_TMP/stats")
+[ "${served:-0}" -ge 2 ] ||
+	fail "a file passed through was not served again after its descriptors closed: $(tr '\n' ' ' <"$SHIM_TMP/stats")"
+
+echo "PASS: client side against the stand-in holder ($opens served opens) and the holder, $MODES"
