@@ -22,6 +22,7 @@
 #include "dirty.h"
 #include "inode_folios.h"
 #include "sys.h"
+#include "io/io.h"
 
 int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
 {
@@ -169,6 +170,32 @@ void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size)
 				  truncate_one, &size);
 }
 
+int wtio_inode_cut_disk(struct wtio_inode *inode, bool wait_io)
+{
+	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
+	int64_t size = wtio_inode_size(inode);
+	struct stat st;
+	ssize_t res;
+	int ret;
+
+	/* Longer on purpose with the size ahead; nothing to cut if not
+	 * longer; a completion thread cannot wait for extending writes. */
+	if (atomic_load(&inode->size_ahead) ||
+	    (!wait_io && atomic_load(&inode->nr_dio_extending)))
+		return 0;
+	if (wtio_sys_fstat(inode->fd, &st) < 0)
+		return -errno;
+	if (st.st_size <= size)
+		return 0;
+	ret = wtio_inode_set_disk_size(inode, size, wait_io);
+	if (ret)
+		return ret;
+	/* Durable: a failed DSYNC write's landed part would come back
+	 * after a crash. */
+	res = wtio_io_sync(&inode->ctx->io, &req);
+	return res < 0 ? (int)res : 0;
+}
+
 /*
  * Before i_size moves up (a write past it or a truncate up; exclusive
  * lock held): a failed extending write whose size was put back from a
@@ -189,7 +216,9 @@ int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait)
 	size = wtio_inode_size(inode);
 	wtio_inode_cut_cache(inode, size);
 	atomic_store(&inode->size_ahead, 0);
-	ret = wtio_inode_set_disk_size(inode, size, true);
+	ret = wtio_inode_cut_disk(inode, true);
+	if (!ret)
+		ret = wtio_inode_set_disk_size(inode, size, true);
 	if (ret)
 		atomic_store(&inode->eof_stale, true);
 	return ret;

@@ -31,6 +31,11 @@ void wtio_inode_dio_write_end(struct wtio_inode *inode, bool extending,
 /* Cut the cache at size: drop folios wholly past it, zero the tail of
  * the one it ends in (truncate; file lock held exclusive). */
 void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size);
+/* What failed writes landed past i_size (its undo moved it back): cut
+ * the backing file to i_size, durably. wait_io false (a completion
+ * thread): only while no extending write is in flight, else later.
+ * Caller holds i_rwsem (shared is enough). 0 or a negative errno. */
+int wtio_inode_cut_disk(struct wtio_inode *inode, bool wait_io);
 /* Before a write or truncate moves i_size up (exclusive lock held):
  * clean what a failed extending write left past i_size. -EAGAIN with
  * nowait when there is something to clean. */

@@ -458,6 +458,66 @@ static void run_storm(void)
 	wtio_fault_destroy(fault);
 }
 
+/*
+ * Part 3: an append whose first I/O lands short (one block) and whose
+ * rest then fails: the write fails, and what landed must not stay in
+ * the backing file: its size is the old one through the kernel (stat)
+ * once the error is reported, and with DSYNC also after a crash right
+ * then (every replay seed), as for a write that changed nothing.
+ */
+static void run_partial(const struct mode *m, bool async)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule part = { .ops = WTIO_FAULT_WRITE, .count = 1,
+					.short_bytes = BS };
+	struct wtio_fault_rule rest = { .ops = WTIO_FAULT_WRITE, .count = 1,
+					.error = ENOSPC };
+	const char *path = t_tmpfile("failrun-part");
+	const char *dst = t_tmpfile("failrun-part-replay");
+	uint8_t *old = t_malloc(S0), *buf = t_malloc(3 * BS);
+	struct wtio_fault_replay_info ri;
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint64_t ev, seed;
+	size_t len;
+	uint8_t *d;
+
+	CHECK(fault);
+	t_fill(old, S0, 35, 0);
+	wtio_fault_set_async(fault, async);
+	t_fault_config(&cfg, BS, 64);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
+	f = t_open(ctx, path, O_RDWR);
+	/* Through wtio, so that the record (the replay's start) has it. */
+	CHECK_EQ(wtio_pwrite(f, old, S0, 0, 0), S0);
+	CHECK_OK(wtio_fsync(f));
+	CHECK_OK(wtio_fault_add_rule(fault, &part));
+	CHECK_OK(wtio_fault_add_rule(fault, &rest));
+	t_fill(buf, 3 * BS, 36, 4 * BS);
+	CHECK_EQ(mode_write(m, ctx, f, buf, 3 * BS - 100, 4 * BS), -ENOSPC);
+	ev = wtio_fault_nr_events(fault);
+	CHECK_EQ(wtio_fault_injected(fault), 2);
+	CHECK_EQ(wtio_file_size(f), S0);
+	CHECKF(t_disk_size(path) == S0, "%s%s: a failed append left the "
+	       "backing file %lld bytes long (what landed of it), want %d",
+	       m->name, async ? " (async)" : "",
+	       (long long)t_disk_size(path), S0);
+	wtio_ctx_crash(ctx);
+	for (seed = 0; (m->flags & WTIO_DSYNC) && seed < 4; seed++) {
+		d = t_fault_replay_read(fault, path, dst, ev, seed, &len, &ri);
+		CHECKF(len == S0, "%s%s: crash after the failed append, seed "
+		       "%llu: %zu bytes, want %d", m->name,
+		       async ? " (async)" : "", (unsigned long long)seed,
+		       len, S0);
+		CHECK(t_memdiff(d, old, S0) < 0);
+		free(d);
+	}
+	wtio_fault_destroy(fault);
+	free(old);
+	free(buf);
+}
+
 int main(void)
 {
 	size_t mi, p;
@@ -483,6 +543,13 @@ int main(void)
 	run_plug(0, -1);
 	run_plug(ENOSPC, -1);
 	run_storm();
+	for (mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
+		run_partial(&modes[mi], false);
+		run_partial(&modes[mi], true);
+	}
+	printf("an append landing one block then failing: the backing file "
+	       "keeps its size (through the kernel; after a crash with "
+	       "DSYNC), sync and queued, both fault modes\n");
 	printf("%llu held runs; PASS\n", runs);
 	return T_EXIT_PASS;
 }
