@@ -15,12 +15,15 @@
  * a child SIGKILLed after a 1 MiB write-back write losing nothing; the
  * death of a process releasing its files; an explicit demotion, and a
  * demotion by another open of the file (the lease), after which the OFD
- * gets a kernel description of its own at its position; the counters.
+ * gets a kernel description of its own at its position; a truncate by
+ * path while another thread writes (no deadlock, no write after it);
+ * the counters.
  * It leaves DIR/kept and DIR/data (written, never closed) and their
  * expected contents (DIR/NAME.expect) for the script to compare after
  * the holder's end. Exit 0 pass, 1 fail.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -455,6 +458,64 @@ static void test_demote(struct conn *c)
 	CHECK(CALL(c, HOP_UNREF, a, 0, 0, 0) == 0);
 }
 
+struct writer {
+	uint64_t ofd;
+	long writes;
+	int64_t last;
+};
+
+/* Another thread of this process, its own connection: writes until the
+ * file is demoted. */
+static void *writer_thread(void *arg)
+{
+	struct writer *w = arg;
+	struct conn cc;
+	struct holder_reply rep;
+	int fd;
+
+	connect_holder(&cc, 0, 0);
+	for (;;) {
+		fill(cc.buf, 65536, 14);
+		w->last = call(&cc, HOP_WRITE, w->ofd, (w->writes % 64) * 65536,
+			       65536, 0, 0, -1, &rep, &fd);
+		if (w->last != 65536)
+			break;
+		w->writes++;
+	}
+	if (fd >= 0)
+		close(fd);
+	close(cc.sock);
+	return NULL;
+}
+
+/* A truncate by path (the kernel's) while another thread writes: the
+ * demotion waits for the write in flight, the truncate for the demotion,
+ * and no write lands after it. */
+static void test_demote_busy(struct conn *c)
+{
+	struct writer w = { 0 };
+	char path[4096];
+	pthread_t t;
+	struct stat st;
+
+	CHECK(hopen(c, "busy", O_CREAT | O_RDWR, 0644, &w.ofd, NULL) ==
+	      HOLDER_SERVED);
+	CHECK(pthread_create(&t, NULL, writer_thread, &w) == 0);
+	while (__atomic_load_n(&w.writes, __ATOMIC_RELAXED) < 20)
+		usleep(1000);
+	snprintf(path, sizeof(path), "%s/busy", dir);
+	alarm(60);	/* a deadlock fails, never hangs */
+	CHECK(truncate(path, 4096) == 0);
+	CHECK(pthread_join(t, NULL) == 0);
+	alarm(0);
+	CHECKF(w.last == HOLDER_DEMOTED, "the writer ended with %lld",
+	       (long long)w.last);
+	CHECK(stat(path, &st) == 0);
+	CHECKF(st.st_size == 4096, "size %lld after the truncate",
+	       (long long)st.st_size);
+	CHECK(CALL(c, HOP_UNREF, w.ofd, 0, 0, 0) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	struct conn c;
@@ -473,6 +534,7 @@ int main(int argc, char **argv)
 	test_fork(&c);
 	test_kill(&c);
 	test_demote(&c);
+	test_demote_busy(&c);
 	/* written, never closed: the holder's end writes it back */
 	CHECK(hopen(&c, "kept", O_CREAT | O_TRUNC | O_RDWR, 0644, &kept, NULL) ==
 	      HOLDER_SERVED);
