@@ -117,6 +117,14 @@ void remote_demote_inheritable(bool all, int reason);
 int remote_before_exec(void);
 int remote_syncfs(void);
 pid_t remote_fork(pid_t (*real_fork)(void));
+/* remote_ops.c for remote_io.c: a request on fd's OFD (1 answered, 0
+ * not served or switched to the kernel now, -errno), the devices seen,
+ * the table's extent and slots in use. */
+int remote_ask_fd(struct rconn *c, int fd, struct holder_req *rq,
+		  struct holder_reply *rp);
+bool remote_dev_known(dev_t d);
+int remote_tab_high(void);
+int remote_tab_count(void);
 /* A descriptor libc opened past the shim (freopen): a stale slot goes. */
 void remote_forget(int fd);
 /* Shared mode on (config.c, after the paths are known). */

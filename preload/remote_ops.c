@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * remote_ops.c - served descriptors in shared mode (wtio-run --shared):
- * the table fd -> the holder's OFD, one holder reference per slot, and
- * the calls on them as requests to the holder. The descriptor itself is a
+ * the table fd -> the holder's OFD, one holder reference per slot (open,
+ * close, dup, fork), and the switch of a passed-through OFD to its kernel
+ * description. The calls on a served OFD are in remote_io.c. The descriptor itself is a
  * dup of the holder's one open file description of the file (it came
  * with the open), so every call the shim does not handle (fchmod, record
  * locks, F_GETFD) works on the real file. When the holder answers
@@ -52,7 +53,7 @@ static void dev_note(dev_t d)
 		atomic_store(&ndev, NDEV);
 }
 
-static bool dev_known(dev_t d)
+bool remote_dev_known(dev_t d)
 {
 	int i, n = atomic_load(&ndev);
 
@@ -180,8 +181,9 @@ static int ask_ofd(struct rconn *c, uint64_t ofd, struct holder_req *rq,
 	return 1;
 }
 
-/* As ask_ofd, for the OFD fd names now; 0 if it names none. */
-static int ask_fd(struct rconn *c, int fd, struct holder_req *rq,
+/* As ask_ofd, for the OFD fd names now; 0 if it names none (or it
+ * passed through). */
+int remote_ask_fd(struct rconn *c, int fd, struct holder_req *rq,
 		  struct holder_reply *rp)
 {
 	uint64_t v = atomic_load(&remote_tab[fd]);
@@ -479,225 +481,14 @@ void remote_forget(int fd)
 	remote_replaced(fd);
 }
 
-/* ---- data ---- */
-
-/* Copy n bytes between the iovecs (from byte skip on) and buf. */
-static void iov_copy(const struct iovec *iov, int cnt, size_t skip,
-		     char *buf, size_t n, bool to_buf)
+int remote_tab_high(void)
 {
-	int i;
-
-	for (i = 0; i < cnt && n; i++) {
-		size_t l = iov[i].iov_len, k;
-
-		if (skip >= l) {
-			skip -= l;
-			continue;
-		}
-		k = l - skip < n ? l - skip : n;
-		if (to_buf)
-			memcpy(buf, (char *)iov[i].iov_base + skip, k);
-		else
-			memcpy((char *)iov[i].iov_base + skip, buf, k);
-		buf += k;
-		n -= k;
-		skip = 0;
-	}
+	return atomic_load(&tab_high);
 }
 
-ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
-		  int rwf, bool write, bool *passthrough)
+int remote_tab_count(void)
 {
-	struct rconn tmp, *c;
-	size_t total = 0, done = 0;
-	ssize_t ret = 0;
-	int i;
-
-	*passthrough = false;
-	if (off < -1 || cnt < 0 || cnt > IOV_MAX)
-		return -EINVAL;
-	for (i = 0; i < cnt; i++) {
-		if (iov[i].iov_len > (size_t)SSIZE_MAX - total)
-			return -EINVAL;
-		total += iov[i].iov_len;
-	}
-	if (rwf & ~SHIM_RWF_KNOWN)
-		return -EOPNOTSUPP;
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	/* best effort: a buffer that cannot grow splits the call */
-	rc_buffer(c, total);
-	do {
-		struct holder_req rq = { .op = write ? HOP_WRITE : HOP_READ };
-		struct holder_reply rp;
-		size_t chunk = total - done < c->size ? total - done : c->size;
-		int r;
-
-		rq.arg[0] = off < 0 ? -1 : off + (off_t)done;
-		rq.arg[1] = (int64_t)chunk;
-		rq.arg[2] = rwf;
-		if (write)
-			iov_copy(iov, cnt, done, c->buf, chunk, true);
-		r = ask_fd(c, fd, &rq, &rp);
-		if (r == 0) {
-			*passthrough = !done;
-			break;
-		}
-		if (r < 0 || rp.status < 0) {
-			ret = r < 0 ? r : rp.status;
-			break;
-		}
-		if ((uint64_t)rp.status > chunk) {
-			ret = -EPROTO;
-			break;
-		}
-		if (!write)
-			iov_copy(iov, cnt, done, c->buf, (size_t)rp.status,
-				 false);
-		done += (size_t)rp.status;
-		if ((size_t)rp.status < chunk)
-			break;
-	} while (done < total);
-	rc_put(c);
-	/* bytes moved before an error are what the call did */
-	return done ? (ssize_t)done : ret;
-}
-
-/* ---- everything else on an OFD ---- */
-
-int remote_fd_op(int fd, int op, int64_t a0, int64_t a1, int64_t a2,
-		 int64_t *res, int64_t *val)
-{
-	struct holder_req rq = { .op = (uint32_t)op, .arg = { a0, a1, a2 } };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
-	int r;
-
-	if (!remote_served(fd))
-		return 0;
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = ask_fd(c, fd, &rq, &rp);
-	rc_put(c);
-	if (r == 1) {
-		*res = rp.status;
-		if (val)
-			*val = rp.val;
-	}
-	return r;
-}
-
-bool remote_size_ino(dev_t dev, ino_t ino, off_t *size)
-{
-	struct holder_req rq = { .op = HOP_SIZE_INO,
-				 .arg = { (int64_t)dev, (int64_t)ino } };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
-	int r;
-
-	if (!remote_on || remote_dead() || !dev_known(dev))
-		return false;
-	c = rc_get(&tmp);
-	if (!c)
-		return false;
-	r = rc_call(c, &rq, -1, &rp, NULL, true);
-	rc_put(c);
-	if (r < 0 || rp.status != 0)
-		return false;
-	*size = (off_t)rp.val;
-	return true;
-}
-
-int remote_demote_fd(int fd, int reason)
-{
-	struct holder_req rq = { .op = HOP_DEMOTE, .arg = { reason } };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
-	int r;
-
-	if (!remote_served(fd) || shim_vfork_child())
-		return 0;
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = ask_fd(c, fd, &rq, &rp);
-	rc_put(c);
-	if (r == 0)
-		return 1;
-	if (r < 0)
-		return r;
-	return rp.status < 0 ? (int)rp.status : -EPROTO;
-}
-
-void remote_demote_inheritable(bool all, int reason)
-{
-	int i, high = atomic_load(&tab_high);
-
-	if (!remote_on || !atomic_load(&tab_count))
-		return;
-	for (i = 0; i < high; i++) {
-		int fl;
-
-		if (!remote_served(i))
-			continue;
-		fl = real.fcntl(i, F_GETFD);
-		if (all || (fl >= 0 && !(fl & FD_CLOEXEC)))
-			remote_demote_fd(i, reason);
-	}
-}
-
-/* exec: the inherited descriptors pass through (the new image may run
- * without the shim), then the holder is told; it drops the old image's
- * references when the new one says HELLO_EXEC, or when the pid exits.
- * -EIO: the holder is gone (a served descriptor would reach the new
- * image with its data lost). */
-int remote_before_exec(void)
-{
-	struct holder_req rq = { .op = HOP_EXEC };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
-	int i, high, r;
-
-	if (!remote_on || shim_vfork_child() || !atomic_load(&tab_count))
-		return 0;
-	remote_demote_inheritable(false, HDEMOTE_EXEC);
-	high = atomic_load(&tab_high);
-	for (i = 0; i < high; i++) {
-		int fl;
-
-		if (!remote_served(i))
-			continue;
-		fl = real.fcntl(i, F_GETFD);
-		if (fl >= 0 && !(fl & FD_CLOEXEC))
-			return -EIO;	/* could not be passed through */
-	}
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = rc_call(c, &rq, -1, &rp, NULL, true);
-	rc_put(c);
-	return r;
-}
-
-int remote_syncfs(void)
-{
-	struct holder_req rq = { .op = HOP_SYNCFS };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
-	int r;
-
-	if (!remote_on)
-		return 0;
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = rc_call(c, &rq, -1, &rp, NULL, true);
-	rc_put(c);
-	if (r < 0)
-		return r;
-	return rp.status < 0 ? (int)rp.status : 0;
+	return atomic_load(&tab_count);
 }
 
 /*
