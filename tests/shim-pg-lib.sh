@@ -62,6 +62,12 @@ trap 'exit 1' INT TERM HUP
 
 IMG=$(mktemp /dev/shm/wtio-pg.XXXXXX) || skip "no writable /dev/shm"
 truncate -s 2G "$IMG"
+# PG_FALLOCATE=1 (shim-pg-tps.sh): the image's memory allocated now, by
+# this process, so that a memory cgroup around the server is not charged
+# for the loop device's pages
+if [ -n "${PG_FALLOCATE:-}" ]; then
+	fallocate -l 2G "$IMG" || skip "cannot allocate the image in /dev/shm"
+fi
 mkfs.xfs -f -q "$IMG" >/dev/null 2>&1 || skip "mkfs.xfs failed"
 MNT=$(mktemp -d /tmp/wtio-pg.XXXXXX)
 mount -t xfs -o loop "$IMG" "$MNT" 2>/dev/null || { rmdir "$MNT"; MNT=""; skip "cannot mount an XFS loop image"; }
