@@ -358,7 +358,7 @@ static int fa_reap(struct wtio_io_backend *be, unsigned int min_complete,
 {
 	struct fa_ts *t = fa_ts_get(be, false);
 	struct timespec abs;
-	unsigned int avail = 0;
+	unsigned int avail = 0, target;
 	struct fa_node *n;
 	int got, done;
 
@@ -371,13 +371,16 @@ static int fa_reap(struct wtio_io_backend *be, unsigned int min_complete,
 	pthread_mutex_lock(&t->sink.lock);
 	for (n = t->sink.head; n; n = n->next)
 		avail++;
+	/* Waiting for more than is in flight would never end. */
+	target = min_complete < t->sink.pending ? min_complete :
+						  t->sink.pending;
 	pthread_mutex_unlock(&t->sink.lock);
 	/* What is there now, then what end_io resubmits only as far as
 	 * min asks. */
 	got = sink_deliver(&t->sink, avail, false, NULL);
 	done = got > 0 ? got : 0;
-	while ((unsigned int)done < min_complete) {
-		got = sink_deliver(&t->sink, min_complete - (unsigned int)done,
+	while ((unsigned int)done < target) {
+		got = sink_deliver(&t->sink, target - (unsigned int)done,
 				   true, timeout ? &abs : NULL);
 		if (got < 0)
 			return -ETIME;

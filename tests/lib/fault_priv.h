@@ -104,7 +104,6 @@ ssize_t fault_perform(struct wtio_io_backend *be,
 		      const struct wtio_fault_rule *hit, size_t len);
 /* Both modes' set_size: the change, then its record. */
 int fault_set_size(struct wtio_io_backend *be, int fd, off_t size);
-extern const struct wtio_io_ops wtio_io_fault_async_ops;
 /* Record a completed I/O (writes and flushes; others are not kept). */
 void fault_record_io(struct wtio_fault *f, const struct wtio_io_req *req,
 		     ssize_t res);

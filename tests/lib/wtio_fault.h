@@ -109,6 +109,8 @@ int wtio_fault_wait_done(struct wtio_fault *fault, uint64_t seq,
  * it the default of every new recorder.
  */
 void wtio_fault_set_async(struct wtio_fault *fault, bool on);
+/* That mode's ops, for tests of the backend layer itself. */
+extern const struct wtio_io_ops wtio_io_fault_async_ops;
 
 /*
  * The record. Every completed write (with its data), size change and flush
