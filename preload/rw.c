@@ -9,33 +9,11 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "shim_rw.h"
 
 int shim_rwf(int rwf, bool write, unsigned int *wflags, bool *append)
 {
-	unsigned int f = 0;
-
-	if (rwf & ~SHIM_RWF_KNOWN)
-		return -EOPNOTSUPP;
-	if (rwf & RWF_NOWAIT)
-		f |= WTIO_NOWAIT;
-	if (rwf & RWF_DONTCACHE)
-		f |= WTIO_DONTCACHE;
-	if (write) {
-		if (rwf & (RWF_DSYNC | RWF_SYNC))
-			f |= WTIO_DSYNC;
-		if (rwf & RWF_ATOMIC)
-			f |= WTIO_ATOMIC;
-		if (rwf & SHIM_RWF_WRITETHROUGH)
-			f |= WTIO_WRITETHROUGH;
-		if (rwf & SHIM_RWF_NOSERIAL)
-			f |= WTIO_NOSERIAL | WTIO_WRITETHROUGH;
-		if (rwf & RWF_APPEND)
-			*append = true;
-		if (rwf & RWF_NOAPPEND)
-			*append = false;
-	}
-	*wflags = f;
-	return 0;
+	return shim_rwf_map(rwf, write, wflags, append);
 }
 
 static size_t iov_len(const struct iovec *iov, int cnt)
@@ -274,7 +252,6 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 {
 	struct shim_ofd *o;
 	off_t r, size;
-	int err;
 
 	shim_resolve();
 	if (remote_served(fd)) {
@@ -295,37 +272,9 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 		return real.lseek(fd, off, whence);
 	}
 	size = wtio_file_size(o->wf);
-	err = 0;
-	switch (whence) {
-	case SEEK_SET:
-		r = off;
-		break;
-	case SEEK_CUR:
-		r = o->pos + off;
-		break;
-	case SEEK_END:
-		r = size + off;
-		break;
-	case SEEK_DATA:	/* no hole is reported: data up to EOF */
-		r = off;
-		if (off < 0 || off >= size)
-			err = ENXIO;
-		break;
-	case SEEK_HOLE:	/* the only hole is the one at EOF */
-		r = size;
-		if (off < 0 || off >= size)
-			err = ENXIO;
-		break;
-	default:
-		r = 0;
-		err = EINVAL;
-	}
-	if (!err && r < 0)
-		err = EINVAL;
-	if (!err)
+	r = shim_seek_to(o->pos, size, off, whence);
+	if (r >= 0)
 		o->pos = r;
-	else
-		r = -err;
 	pthread_rwlock_unlock(&o->io_lock);
 	pthread_mutex_unlock(&o->pos_lock);
 	ofd_put(o);

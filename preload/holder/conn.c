@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "conn.h"
+#include "deadline.h"
 #include "log.h"
 #include "ops.h"
 #include "proc.h"
@@ -33,6 +34,14 @@
 static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t conns_cond = PTHREAD_COND_INITIALIZER;
 static int nr_conns;
+
+static void conn_gone(void)
+{
+	pthread_mutex_lock(&conns_lock);
+	if (--nr_conns == 0)
+		pthread_cond_broadcast(&conns_cond);
+	pthread_mutex_unlock(&conns_lock);
+}
 
 int hconn_listen(char *name, size_t len)
 {
@@ -202,10 +211,7 @@ static void *conn_thread(void *arg)
 		munmap(c->buf, c->buf_size);
 	close(c->sock);
 	free(c);
-	pthread_mutex_lock(&conns_lock);
-	if (--nr_conns == 0)
-		pthread_cond_broadcast(&conns_cond);
-	pthread_mutex_unlock(&conns_lock);
+	conn_gone();
 	return NULL;
 }
 
@@ -243,10 +249,7 @@ static void *accept_thread(void *arg)
 			     (int)cr.pid);
 			close(s);
 			free(c);
-			pthread_mutex_lock(&conns_lock);
-			if (--nr_conns == 0)
-				pthread_cond_broadcast(&conns_cond);
-			pthread_mutex_unlock(&conns_lock);
+			conn_gone();
 		}
 	}
 	return NULL;
@@ -270,15 +273,8 @@ bool hconn_wait_idle(int timeout_ms)
 	struct timespec ts;
 	bool idle;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (timeout_ms >= 0) {
-		ts.tv_sec += timeout_ms / 1000;
-		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-	}
+	if (timeout_ms >= 0)
+		hdeadline(&ts, timeout_ms);
 	pthread_mutex_lock(&conns_lock);
 	while (nr_conns > 0) {
 		if (timeout_ms < 0)

@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../shim.h"
+#include "../shim_rw.h"
 #include "demote.h"
 #include "log.h"
 #include "ops.h"
@@ -95,34 +95,18 @@ static void leave(struct hofd *o)
 static int call_flags(int rwf, int oflags, bool write, unsigned int *wf,
 		      bool *append)
 {
-	unsigned int f = 0;
+	int r;
 
-	if (rwf & ~SHIM_RWF_KNOWN)
-		return -EOPNOTSUPP;
-	if (rwf & RWF_NOWAIT)
-		f |= WTIO_NOWAIT;
-	if (rwf & RWF_DONTCACHE)
-		f |= WTIO_DONTCACHE;
 	*append = write && (oflags & O_APPEND);
-	if (write) {
-		if ((rwf & (RWF_DSYNC | RWF_SYNC)) ||
-		    (oflags & (O_DSYNC | O_SYNC)))
-			f |= WTIO_DSYNC;
-		if (rwf & RWF_ATOMIC)
-			f |= WTIO_ATOMIC;
-		if (rwf & SHIM_RWF_WRITETHROUGH)
-			f |= WTIO_WRITETHROUGH;
-		if (rwf & SHIM_RWF_NOSERIAL)
-			f |= WTIO_NOSERIAL | WTIO_WRITETHROUGH;
-		if (rwf & RWF_APPEND)
-			*append = true;
-		if (rwf & RWF_NOAPPEND)
-			*append = false;
-	}
+	r = shim_rwf_map(rwf, write, wf, append);
+	if (r)
+		return r;
+	if (write && (oflags & (O_DSYNC | O_SYNC)))
+		*wf |= WTIO_DSYNC;
 	/* O_DIRECT of the program: no copy kept, on disk at return */
 	if (oflags & O_DIRECT)
-		f |= write ? WTIO_WRITETHROUGH | WTIO_DONTCACHE : WTIO_DONTCACHE;
-	*wf = f;
+		*wf |= write ? WTIO_WRITETHROUGH | WTIO_DONTCACHE :
+			       WTIO_DONTCACHE;
 	return 0;
 }
 
@@ -206,8 +190,7 @@ out:
 static void do_lseek(struct hofd *o, const struct holder_req *req,
 		     struct holder_reply *rep, int *send_fd)
 {
-	off_t off = req->arg[0], r = 0, size;
-	int err = 0;
+	off_t off = req->arg[0], r, size;
 
 	pthread_mutex_lock(&o->pos_lock);
 	if (!enter(o, rep, send_fd)) {
@@ -215,34 +198,10 @@ static void do_lseek(struct hofd *o, const struct holder_req *req,
 		return;
 	}
 	size = wtio_file_size(o->ino->wf);
-	switch (req->arg[1]) {
-	case SEEK_SET:
-		r = off;
-		break;
-	case SEEK_CUR:
-		r = o->pos + off;
-		break;
-	case SEEK_END:
-		r = size + off;
-		break;
-	case SEEK_DATA:	/* no hole is reported: data up to EOF */
-		r = off;
-		if (off < 0 || off >= size)
-			err = ENXIO;
-		break;
-	case SEEK_HOLE:	/* the only hole is the one at EOF */
-		r = size;
-		if (off < 0 || off >= size)
-			err = ENXIO;
-		break;
-	default:
-		err = EINVAL;
-	}
-	if (!err && r < 0)
-		err = EINVAL;
-	if (!err)
+	r = shim_seek_to(o->pos, size, off, (int)req->arg[1]);
+	if (r >= 0)
 		o->pos = r;
-	rep->status = err ? -err : r;
+	rep->status = r;
 	leave(o);
 	pthread_mutex_unlock(&o->pos_lock);
 }

@@ -23,6 +23,7 @@
 
 #include "../holder_proto.h"
 #include "log.h"
+#include "deadline.h"
 #include "proc.h"
 
 struct pref {
@@ -367,7 +368,8 @@ static int find_ref(struct hproc *p, uint64_t id)
 	return -1;
 }
 
-int hproc_ref(struct hproc *p, uint64_t id)
+/* One reference more (delta 1) or less (-1) of p on the OFD id. */
+static int ref_delta(struct hproc *p, uint64_t id, int delta)
 {
 	struct hofd *o = NULL;
 	int i;
@@ -376,27 +378,26 @@ int hproc_ref(struct hproc *p, uint64_t id)
 	i = find_ref(p, id);
 	if (i >= 0) {
 		o = p->refs[i].o;
-		p->refs[i].n++;
-		hofd_ref(o, 1);
+		p->refs[i].n += delta;
+		if (delta > 0)
+			hofd_ref(o, 1);
+		else if (p->refs[i].n == 0)
+			p->refs[i] = p->refs[--p->nr];
 	}
 	pthread_mutex_unlock(&p->lock);
-	return o ? 0 : -EBADF;
+	if (!o)
+		return -EBADF;
+	return delta > 0 ? 0 : hofd_put(o, 1);
+}
+
+int hproc_ref(struct hproc *p, uint64_t id)
+{
+	return ref_delta(p, id, 1);
 }
 
 int hproc_unref(struct hproc *p, uint64_t id)
 {
-	struct hofd *o = NULL;
-	int i;
-
-	pthread_mutex_lock(&p->lock);
-	i = find_ref(p, id);
-	if (i >= 0) {
-		o = p->refs[i].o;
-		if (--p->refs[i].n == 0)
-			p->refs[i] = p->refs[--p->nr];
-	}
-	pthread_mutex_unlock(&p->lock);
-	return o ? hofd_put(o, 1) : -EBADF;
+	return ref_delta(p, id, -1);
 }
 
 int64_t hproc_fork_prepare(struct hproc *p)
@@ -473,13 +474,7 @@ bool hproc_wait_ended(int timeout_ms)
 	struct timespec ts;
 	bool none;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += timeout_ms / 1000;
-	ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	hdeadline(&ts, timeout_ms);
 	pthread_mutex_lock(&procs_lock);
 	while (nr_watched > 0 &&
 	       !pthread_cond_timedwait(&procs_cond, &procs_lock, &ts))

@@ -76,6 +76,23 @@ static void fd_path(int fd, char *buf, size_t len, const char *fallback)
 	buf[n] = 0;
 }
 
+/* A descriptor of fd for the client; on failure, the new OFD o goes
+ * with the claimed inode (published served or not as ok says). */
+static int send_dup(int fd, struct hinode *ino, struct hofd *o, bool ok,
+		    int *send_fd)
+{
+	int ret;
+
+	*send_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (*send_fd >= 0)
+		return 0;
+	ret = -errno;
+	hino_publish(ino, ok);
+	hofd_put(o, 1);
+	hino_put(ino);
+	return ret;
+}
+
 /* One more OFD of a served inode. 0, -EAGAIN (look it up again), or
  * -errno. */
 static int add_ofd(struct hinode *ino, int flags, struct hofd **ofd,
@@ -149,14 +166,9 @@ static int born_demoted(struct hinode *ino, int cfd, int flags,
 	}
 	o->demoted = true;
 	o->demoted_fd = fd;
-	*send_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (*send_fd < 0) {
-		ret = -errno;
-		hino_publish(ino, false);
-		hofd_put(o, 1);
-		hino_put(ino);
+	ret = send_dup(fd, ino, o, false, send_fd);
+	if (ret)
 		return ret;
-	}
 	*ofd = o;
 	ret = 0;
 fail:
@@ -257,14 +269,9 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	if (!o)
 		goto undo;
 	owf = NULL;
-	*send_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	if (*send_fd < 0) {
-		ret = -errno;
-		hino_publish(ino, true);
-		hofd_put(o, 1);
-		hino_put(ino);
+	ret = send_dup(fd, ino, o, true, send_fd);
+	if (ret)
 		return ret;
-	}
 	*ofd = o;
 	HSTAT_INC(opens_served);
 	hdebug("%s: served (flags %#x)", ino->path, flags);

@@ -380,12 +380,7 @@ static int ofd_free(struct hofd *o)
 		       r ? ", write-back failed" : "");
 		if (r && !ret)
 			ret = r;
-		pthread_mutex_lock(&tab_lock);
-		ino->state = HINO_GONE;
-		ino_unhash(ino);
-		pthread_cond_broadcast(&tab_cond);
-		ino_put_locked(ino);
-		pthread_mutex_unlock(&tab_lock);
+		hino_end_busy(ino);
 		return ret;
 	}
 	hino_put(ino);

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shim_rw.h - a call's RWF_* flags as wtio flags, and lseek's arithmetic
+ * on a served file: one definition for the preload shim (rw.c) and the
+ * cache holder of --shared (holder/ops.c), so both answer alike.
+ */
+#ifndef WTIO_SHIM_RW_H
+#define WTIO_SHIM_RW_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+/* wtio flags of a read or write with RWF_* flags rwf; *append set or
+ * cleared by RWF_APPEND/RWF_NOAPPEND. 0, or -EOPNOTSUPP. */
+static inline int shim_rwf_map(int rwf, bool write, unsigned int *wflags,
+			       bool *append)
+{
+	unsigned int f = 0;
+
+	if (rwf & ~SHIM_RWF_KNOWN)
+		return -EOPNOTSUPP;
+	if (rwf & RWF_NOWAIT)
+		f |= WTIO_NOWAIT;
+	if (rwf & RWF_DONTCACHE)
+		f |= WTIO_DONTCACHE;
+	if (write) {
+		if (rwf & (RWF_DSYNC | RWF_SYNC))
+			f |= WTIO_DSYNC;
+		if (rwf & RWF_ATOMIC)
+			f |= WTIO_ATOMIC;
+		if (rwf & SHIM_RWF_WRITETHROUGH)
+			f |= WTIO_WRITETHROUGH;
+		if (rwf & SHIM_RWF_NOSERIAL)
+			f |= WTIO_NOSERIAL | WTIO_WRITETHROUGH;
+		if (rwf & RWF_APPEND)
+			*append = true;
+		if (rwf & RWF_NOAPPEND)
+			*append = false;
+	}
+	*wflags = f;
+	return 0;
+}
+
+/* The position lseek(off, whence) gives from pos in a file of size, or
+ * -errno. No hole is reported but the one at the end of the file. */
+static inline off_t shim_seek_to(off_t pos, off_t size, off_t off, int whence)
+{
+	off_t r;
+
+	switch (whence) {
+	case SEEK_SET:
+		r = off;
+		break;
+	case SEEK_CUR:
+		r = pos + off;
+		break;
+	case SEEK_END:
+		r = size + off;
+		break;
+	case SEEK_DATA:	/* data up to EOF */
+		if (off < 0 || off >= size)
+			return -ENXIO;
+		r = off;
+		break;
+	case SEEK_HOLE:	/* the only hole is the one at EOF */
+		if (off < 0 || off >= size)
+			return -ENXIO;
+		r = size;
+		break;
+	default:
+		return -EINVAL;
+	}
+	return r < 0 ? -EINVAL : r;
+}
+
+#endif
