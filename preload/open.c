@@ -332,6 +332,24 @@ static bool is_lock_cmd(int cmd)
 	       cmd == F_OFD_SETLK || cmd == F_OFD_SETLKW || cmd == F_OFD_GETLK;
 }
 
+/* The lock call with fl (SEEK_CUR made SEEK_SET); a lock found by
+ * F_GETLK goes back to the program's user. */
+static int lock_call(int fd, int cmd, struct flock *fl, struct flock *user)
+{
+	int r = real.fcntl(fd, cmd, fl);
+
+	if (r == 0 && (cmd == F_GETLK || cmd == F_OFD_GETLK)) {
+		user->l_type = fl->l_type;
+		if (fl->l_type != F_UNLCK) {
+			user->l_whence = SEEK_SET;
+			user->l_start = fl->l_start;
+			user->l_len = fl->l_len;
+			user->l_pid = fl->l_pid;
+		}
+	}
+	return r;
+}
+
 /* A held lock would be dropped by the dup3 that hands the descriptor
  * its kernel description at a demotion (closing any descriptor of a file
  * drops the process's POSIX locks on it), and flock and OFD locks belong
@@ -377,17 +395,7 @@ static int shared_fcntl(int fd, int cmd, void *arg, bool *done)
 		fl = *user;
 		fl.l_start += res;
 		fl.l_whence = SEEK_SET;
-		r = real.fcntl(fd, cmd, &fl);
-		if (r == 0 && (cmd == F_GETLK || cmd == F_OFD_GETLK)) {
-			user->l_type = fl.l_type;
-			if (fl.l_type != F_UNLCK) {
-				user->l_whence = SEEK_SET;
-				user->l_start = fl.l_start;
-				user->l_len = fl.l_len;
-				user->l_pid = fl.l_pid;
-			}
-		}
-		return r;
+		return lock_call(fd, cmd, &fl, user);
 	}
 	switch (cmd) {
 	case F_GETFL: {
@@ -458,17 +466,7 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		 * the lock (see locks.c) */
 		if ((cmd == F_SETLK || cmd == F_SETLKW) && fl.l_type != F_UNLCK)
 			shim_lock_note(fd);
-		r = real.fcntl(fd, cmd, &fl);
-		if (r == 0 && (cmd == F_GETLK || cmd == F_OFD_GETLK)) {
-			user->l_type = fl.l_type;
-			if (fl.l_type != F_UNLCK) {
-				user->l_whence = SEEK_SET;
-				user->l_start = fl.l_start;
-				user->l_len = fl.l_len;
-				user->l_pid = fl.l_pid;
-			}
-		}
-		return r;
+		return lock_call(fd, cmd, &fl, user);
 	}
 	switch (cmd) {
 	case F_DUPFD:

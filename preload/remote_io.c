@@ -125,22 +125,27 @@ int remote_fd_op(int fd, int op, int64_t a0, int64_t a1, int64_t a2,
 	return r;
 }
 
-bool remote_size_ino(dev_t dev, ino_t ino, off_t *size)
+/* A request about no OFD: 0 (*rp set) or -EIO. */
+static int ask(int op, int64_t a0, int64_t a1, struct holder_reply *rp)
 {
-	struct holder_req rq = { .op = HOP_SIZE_INO,
-				 .arg = { (int64_t)dev, (int64_t)ino } };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
+	struct holder_req rq = { .op = (uint32_t)op, .arg = { a0, a1 } };
+	struct rconn tmp, *c = rc_get(&tmp);
 	int r;
 
-	if (!remote_on || remote_dead() || !remote_dev_known(dev))
-		return false;
-	c = rc_get(&tmp);
 	if (!c)
-		return false;
-	r = rc_call(c, &rq, -1, &rp, NULL, true);
+		return -EIO;
+	r = rc_call(c, &rq, -1, rp, NULL, true);
 	rc_put(c);
-	if (r < 0 || rp.status != 0)
+	return r;
+}
+
+bool remote_size_ino(dev_t dev, ino_t ino, off_t *size)
+{
+	struct holder_reply rp;
+
+	if (!remote_on || remote_dead() || !remote_dev_known(dev) ||
+	    ask(HOP_SIZE_INO, (int64_t)dev, (int64_t)ino, &rp) < 0 ||
+	    rp.status != 0)
 		return false;
 	*size = (off_t)rp.val;
 	return true;
@@ -148,23 +153,17 @@ bool remote_size_ino(dev_t dev, ino_t ino, off_t *size)
 
 int remote_demote_fd(int fd, int reason)
 {
-	struct holder_req rq = { .op = HOP_DEMOTE, .arg = { reason } };
-	struct holder_reply rp;
-	struct rconn tmp, *c;
+	int64_t res;
 	int r;
 
 	if (!remote_served(fd) || shim_vfork_child())
 		return 0;
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = remote_ask_fd(c, fd, &rq, &rp);
-	rc_put(c);
-	if (r == 0)
+	r = remote_fd_op(fd, HOP_DEMOTE, reason, 0, 0, &res, NULL);
+	if (r == 0)		/* HOLDER_DEMOTED: switched */
 		return 1;
 	if (r < 0)
 		return r;
-	return rp.status < 0 ? (int)rp.status : -EPROTO;
+	return res < 0 ? (int)res : -EPROTO;
 }
 
 void remote_demote_inheritable(bool all, int reason)
@@ -191,10 +190,8 @@ void remote_demote_inheritable(bool all, int reason)
  * image with its data lost). */
 int remote_before_exec(void)
 {
-	struct holder_req rq = { .op = HOP_EXEC };
 	struct holder_reply rp;
-	struct rconn tmp, *c;
-	int i, high, r;
+	int i, high;
 
 	if (!remote_on || shim_vfork_child() || !remote_tab_count())
 		return 0;
@@ -209,28 +206,17 @@ int remote_before_exec(void)
 		if (fl >= 0 && !(fl & FD_CLOEXEC))
 			return -EIO;	/* could not be passed through */
 	}
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = rc_call(c, &rq, -1, &rp, NULL, true);
-	rc_put(c);
-	return r;
+	return ask(HOP_EXEC, 0, 0, &rp);
 }
 
 int remote_syncfs(void)
 {
-	struct holder_req rq = { .op = HOP_SYNCFS };
 	struct holder_reply rp;
-	struct rconn tmp, *c;
 	int r;
 
 	if (!remote_on)
 		return 0;
-	c = rc_get(&tmp);
-	if (!c)
-		return -EIO;
-	r = rc_call(c, &rq, -1, &rp, NULL, true);
-	rc_put(c);
+	r = ask(HOP_SYNCFS, 0, 0, &rp);
 	if (r < 0)
 		return r;
 	return rp.status < 0 ? (int)rp.status : 0;
