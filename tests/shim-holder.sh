@@ -104,6 +104,22 @@ for sig in TERM KILL; do
 	[ $sig = KILL ] || [ $st = 143 ] || fail "SIGTERM to wtio-run: status $st, not the program's 143"
 done
 
+# The holder killed: wtio-run still waits for the program, and returns
+# its status.
+rm -f "$T/prog.pid"
+"$WTIO_RUN" --shared --preload="$NOP" --paths="$T" --cache-size=64M -- \
+	sh -c 'echo $$ > "$0/prog.pid"; sleep 2; exit 7' "$T" 2>/dev/null &
+front=$!
+for _ in $(seq 100); do
+	[ -s "$T/prog.pid" ] && break
+	sleep 0.1
+done
+holder=$(ps -o pid= --ppid $front | head -1)
+[ -n "$holder" ] || fail "no holder under wtio-run $front"
+kill -9 $holder
+wait $front
+[ $? = 7 ] || fail "the holder killed: wtio-run did not return the program's 7"
+
 # A process left behind: wtio-run returns with the program's status, the
 # holder lives on until that process ends, then writes its counters.
 WTIO_HOLDER_STATS=$T/daemon.stats shared "$T" --log="$T/daemon.log" -- \

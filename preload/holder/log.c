@@ -73,10 +73,17 @@ int hstats_write(const char *path)
 	struct holder_stats s;
 	static const char *const reasons[4] = { "program", "exec", "lock",
 						"lease" };
-	FILE *f = fopen(path, "w");
+	char tmp[4096];
+	FILE *f;
 	uint64_t all = 0;
 	int i;
 
+	/* written aside and renamed: a reader polling for the file sees it
+	 * whole or not at all */
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >=
+	    (int)sizeof(tmp))
+		return -1;
+	f = fopen(tmp, "w");
 	if (!f)
 		return -1;
 	hstats_get(&s);
@@ -101,5 +108,9 @@ int hstats_write(const char *path)
 	P(clients_died);
 	P(dirty_lost_bytes);
 #undef P
-	return fclose(f) == 0 ? 0 : -1;
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
 }

@@ -261,6 +261,25 @@ static int die_like(int st)
 	return 128 + sig;
 }
 
+/* The holder died: the program, now this process's child (subreaper),
+ * is waited for, and its status is wtio-run's. */
+static int orphan_status(pid_t holder_pid)
+{
+	int st;
+	pid_t p;
+
+	for (;;) {
+		p = waitpid(-1, &st, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0)
+			return 1;
+		if (p == program_pid)
+			return die_like(st);
+		(void)holder_pid;	/* the holder, or a daemon it had */
+	}
+}
+
 int holder_run(char **argv, int log_fd)
 {
 	struct sigaction sa;
@@ -277,6 +296,9 @@ int holder_run(char **argv, int log_fd)
 		return 126;
 	}
 	sigprocmask(SIG_SETMASK, NULL, &mask);
+	/* if the holder dies, the program becomes this process's child, so
+	 * that its status is still wtio-run's */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	h = fork();
 	if (h < 0) {
 		fprintf(stderr, "wtio-run: fork: %s\n", strerror(errno));
@@ -301,7 +323,7 @@ int holder_run(char **argv, int log_fd)
 			continue;
 		if (n != sizeof(m)) {
 			fprintf(stderr, "wtio-run: the cache holder ended before the program\n");
-			return 1;
+			return program_pid > 0 ? orphan_status(h) : 1;
 		}
 		if (m.kind == MSG_PID)
 			program_pid = m.val;
