@@ -336,12 +336,16 @@ static void key_make(void)
 	key_made = pthread_key_create(&conn_key, conn_free) == 0;
 }
 
+/* This thread is making its connection (a signal handler's call then
+ * gets EIO: the greeting's lock may be this thread's). */
+static __thread bool connecting;
+
 struct rconn *rc_get(struct rconn *tmp)
 {
 	struct rconn *c = me;
 	int r;
 
-	if (remote_dead())
+	if (remote_dead() || connecting)
 		return NULL;
 	if (c && !c->busy) {
 		c->busy = true;
@@ -361,7 +365,9 @@ struct rconn *rc_get(struct rconn *tmp)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
+	connecting = true;
 	r = conn_open(c);
+	connecting = false;
 	if (r < 0) {
 		free(c);
 		gone(strerror(-r));

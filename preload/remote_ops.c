@@ -295,6 +295,7 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 	struct rconn tmp, *c;
 	const char *send = path;
 	bool with_dir = false;
+	uint64_t old;
 	size_t len;
 	int fd, r;
 
@@ -362,7 +363,10 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 			   fd, norm);
 		goto out;
 	}
-	slot_put(fd, (uint64_t)rp.val + 1);
+	/* a slot left by a close the shim did not see: its reference goes */
+	old = slot_put(fd, (uint64_t)rp.val + 1);
+	if (old)
+		unref(c, old);
 	{
 		struct stat st;
 

@@ -16,7 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -233,6 +235,52 @@ static void basic_misc(const char *dir)
 	      "ENOENT");
 }
 
+/* A signal handler's own call on a served file in the middle of the
+ * thread's call (it gets a connection of its own). */
+static int sig_fd = -1;
+static volatile sig_atomic_t sig_calls, sig_bad;
+
+static void on_alarm(int sig)
+{
+	char b[8];
+	int e = errno;
+
+	(void)sig;
+	if (pread(sig_fd, b, 8, 0) != 8 || memcmp(b, "HEADER!!", 8))
+		sig_bad++;
+	sig_calls++;
+	errno = e;
+}
+
+static void basic_signal(const char *dir)
+{
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_RESTART };
+	struct itimerval it = { { 0, 2000 }, { 0, 2000 } }, off = { 0 };
+	size_t n = 1u << 20;
+	char *a = malloc(n), *b = malloc(n);
+	int fd;
+
+	sig_fd = open(at(dir, "sig"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+	CHECK(pwrite(sig_fd, "HEADER!!", 8, 0) == 8, "sig header");
+	fd = open(at(dir, "sig2"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (int i = 0; i < 40; i++) {
+		fill(a, n, (unsigned int)i);
+		CHECK(pwrite(fd, a, n, 0) == (ssize_t)n, "write under signals");
+		CHECK(pread(fd, b, n, 0) == (ssize_t)n && !memcmp(a, b, n),
+		      "read back under signals");
+	}
+	setitimer(ITIMER_REAL, &off, NULL);
+	signal(SIGALRM, SIG_DFL);
+	CHECK(sig_calls > 0 && !sig_bad, "%d handler calls, %d wrong",
+	      (int)sig_calls, (int)sig_bad);
+	close(fd);
+	close(sig_fd);
+	free(a);
+	free(b);
+}
+
 static int dead(const char *file)
 {
 	char line[8], buf[4];
@@ -277,6 +325,7 @@ int main(int argc, char **argv)
 	basic_big(argv[2]);
 	basic_mmap_exec(argv[2], argv[0]);
 	basic_misc(argv[2]);
+	basic_signal(argv[2]);
 	if (!failures)
 		printf("all checks passed\n");
 	return failures ? 1 : 0;
