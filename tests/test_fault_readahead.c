@@ -188,10 +188,12 @@ static void *writer_thread(void *arg)
 static uint64_t held_window(int outcome)
 {
 	struct wtio_fault *fault = wtio_fault_create();
-	/* Reads past the stream's first window are held: the next window
-	 * (asynchronous readahead) is the first to come there. */
+	/* The first read past the stream's first windows is held: the next
+	 * window (asynchronous readahead) is the first to come there. Only
+	 * it: a writer's read-modify-write after a failed window must not
+	 * be held too. */
 	struct wtio_fault_rule r = { .ops = WTIO_FAULT_READ, .hold = 1,
-				     .start = 64 << 10 };
+				     .count = 1, .start = 64 << 10 };
 	uint8_t *want = t_malloc(FSIZE), *buf = t_malloc(RD);
 	struct wtio_fault_io io;
 	struct writer w = { 0 };
@@ -227,7 +229,6 @@ static uint64_t held_window(int outcome)
 	usleep(20000);
 	CHECK_OK(wtio_fault_release_one(fault, 0, outcome));
 	wtio_fault_clear_rules(fault);
-	wtio_fault_release(fault);
 	CHECK_OK(pthread_join(th, NULL));
 	CHECK_EQ(w.res, sizeof(w.data));
 	CHECK_EQ(wtio_pread(w.f, buf, BS, io.off, 0), BS);
