@@ -121,6 +121,11 @@ holder_checks() {
 			fail "$mode $phase: no client death counted after a SIGKILL"
 	fi
 	grep -i "demot" "$STATS.log" | sed 's/^/info: demoted: /' | head -10
+	grep -i "not served" "$STATS.log" | sed 's/^[^:]*: //' | sort | uniq -c |
+		sort -rn | head -8 | sed 's/^/info: not served: /'
+	rel=$(grep -i "not served" "$STATS.log" | grep -v "not a regular file" |
+		grep -E "/(base|global|pg_wal)/" | head -3)
+	[ -z "$rel" ] || fail "$mode $phase: relation files not served: $rel"
 	rel=$(grep -i "demot" "$STATS.log" | grep -E "/(base|global|pg_wal)/" | head -3)
 	[ -z "$rel" ] || fail "$mode $phase: relation or WAL files demoted: $rel"
 }
