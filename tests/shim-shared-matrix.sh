@@ -56,14 +56,16 @@ for mode in ${ONLY_MODES:-$MODES}; do
 			>"$OUT/log" 2>&1
 		rc=$?
 		if [ "$role" = holderkill ]; then
-			# the holder is gone: no stats; the checker's verdict (it
-			# may come after wtio-run's exit, which loses the holder)
+			# the holder is gone: no stats; the checker's verdict, and
+			# wtio-run's status still the program's
 			for i in $(seq 300); do
 				grep -q "^PASS: holderkill\|^FAIL" "$OUT/log" && break
 				sleep 0.1
 			done
 			grep -q "^PASS: holderkill" "$OUT/log" ||
 				fail "$what: (exit $rc) $(grep -v '^wtio-preload\[' "$OUT/log" | tail -5)"
+			[ "$rc" = 0 ] || [ -z "$SHARED_FLAG" ] ||
+				fail "$what: wtio-run exited $rc, not the program's status 0"
 			echo "ok: $what (wtio-run exited $rc)"
 			continue
 		fi
