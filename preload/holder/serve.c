@@ -189,7 +189,7 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	char pp[64];
 	const char *why;
 	struct hofd *o;
-	int fd, fl, ret;
+	int fd, fl, ret, tries;
 
 	if (created) {
 		fd = fcntl(pfd, F_DUPFD_CLOEXEC, 3);
@@ -223,6 +223,14 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	if (created)
 		close(pfd);
 	ret = hlease_take(fd);
+	/* The last close of the file a moment ago: its closer's own
+	 * descriptor of the old description goes right after the holder's
+	 * answer (and would make this open "open elsewhere" for good). */
+	for (tries = 0; ret == -EAGAIN && tries < 100 &&
+	     hino_recently_closed(ino->dev, ino->ino, 200); tries++) {
+		usleep(1000);
+		ret = hlease_take(fd);
+	}
 	if (ret) {
 		why = ret == -EAGAIN ? "open elsewhere" :
 		      ret == -EACCES ? "not the file's owner (no lease)" :

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
@@ -23,6 +24,16 @@ static pthread_cond_t tab_cond = PTHREAD_COND_INITIALIZER;
 static struct hinode *ino_hash[INO_BUCKETS];
 static struct hofd *ofd_hash[OFD_BUCKETS];
 static uint64_t next_id = 1;
+/* The files whose last close was the holder's latest (ring): a client's
+ * descriptor of the old description may still be open for a moment
+ * (it closes it after the holder's answer), see hino_recently_closed. */
+#define RECENT 64
+static struct {
+	dev_t dev;
+	ino_t ino;
+	struct timespec t;
+} recent[RECENT];
+static unsigned int recent_next;
 
 static unsigned int ino_bucket(dev_t dev, ino_t ino)
 {
@@ -380,6 +391,12 @@ static int ofd_free(struct hofd *o)
 		       r ? ", write-back failed" : "");
 		if (r && !ret)
 			ret = r;
+		pthread_mutex_lock(&tab_lock);
+		recent[recent_next % RECENT].dev = ino->dev;
+		recent[recent_next % RECENT].ino = ino->ino;
+		clock_gettime(CLOCK_MONOTONIC, &recent[recent_next % RECENT].t);
+		recent_next++;
+		pthread_mutex_unlock(&tab_lock);
 		hino_end_busy(ino);
 		return ret;
 	}
@@ -396,4 +413,20 @@ int hofd_put(struct hofd *o, long n)
 		return 0;
 	}
 	return ofd_free(o);
+}
+
+bool hino_recently_closed(dev_t dev, ino_t inum, int ms)
+{
+	struct timespec now;
+	bool found = false;
+	unsigned int i;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	pthread_mutex_lock(&tab_lock);
+	for (i = 0; i < RECENT && !found; i++)
+		found = recent[i].dev == dev && recent[i].ino == inum &&
+			(now.tv_sec - recent[i].t.tv_sec) * 1000 +
+			(now.tv_nsec - recent[i].t.tv_nsec) / 1000000 < ms;
+	pthread_mutex_unlock(&tab_lock);
+	return found;
 }

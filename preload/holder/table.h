@@ -99,6 +99,11 @@ void hino_end_busy(struct hinode *ino);
 /* Wait until no inode is being set up, demoted or closed. */
 void hino_wait_settled(void);
 
+/* Did the holder close (dev, ino) for its last reference within the last
+ * ms milliseconds? The client that closed it may not have closed its own
+ * descriptor of the old description yet. */
+bool hino_recently_closed(dev_t dev, ino_t ino, int ms);
+
 /* A new OFD of a SERVED (or OPENING) inode, one reference, a new id;
  * NULL (*err -ENOMEM, or -EAGAIN: the inode is being demoted or closed,
  * look it up again). */

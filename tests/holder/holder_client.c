@@ -458,6 +458,33 @@ static void test_demote(struct conn *c)
 	CHECK(CALL(c, HOP_UNREF, a, 0, 0, 0) == 0);
 }
 
+static void *close_later(void *arg)
+{
+	usleep(30000);
+	close((int)(long)arg);
+	return NULL;
+}
+
+/* The last close of a file whose closer still has its descriptor of the
+ * old description for a moment (a client closes it after the holder's
+ * answer): the next open waits for that, and is served. */
+static void test_reopen_race(struct conn *c)
+{
+	uint64_t ofd;
+	pthread_t t;
+	int fd;
+
+	CHECK(hopen(c, "reopen", O_CREAT | O_RDWR, 0644, &ofd, &fd) ==
+	      HOLDER_SERVED);
+	CHECK(hwrite(c, ofd, -1, 4096, 15) == 4096);
+	CHECK(CALL(c, HOP_UNREF, ofd, 0, 0, 0) == 0);
+	CHECK(pthread_create(&t, NULL, close_later, (void *)(long)fd) == 0);
+	CHECK(hopen(c, "reopen", O_RDWR, 0, &ofd, NULL) == HOLDER_SERVED);
+	CHECK(pthread_join(t, NULL) == 0);
+	expect_read(c, ofd, 0, 4096, 15);
+	CHECK(CALL(c, HOP_UNREF, ofd, 0, 0, 0) == 0);
+}
+
 struct writer {
 	uint64_t ofd;
 	long writes;
@@ -535,6 +562,7 @@ int main(int argc, char **argv)
 	test_kill(&c);
 	test_demote(&c);
 	test_demote_busy(&c);
+	test_reopen_race(&c);
 	/* written, never closed: the holder's end writes it back */
 	CHECK(hopen(&c, "kept", O_CREAT | O_TRUNC | O_RDWR, 0644, &kept, NULL) ==
 	      HOLDER_SERVED);
