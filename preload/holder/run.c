@@ -190,6 +190,18 @@ static void holder(char **argv, int front_fd, int log_fd,
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	/* the program applied its umask to the modes it sends */
 	umask(0);
+	/* every served file of the whole program costs the holder two
+	 * descriptors: the program's soft limit would be reached by half its
+	 * files; the hard limit is what the holder may take */
+	{
+		struct rlimit nofile;
+
+		if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 &&
+		    nofile.rlim_cur < nofile.rlim_max) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+		}
+	}
 	hlease_block();		/* before any thread exists */
 	ret = hctx_create();
 	if (!ret)

@@ -302,6 +302,37 @@ fail:
 	return ret;
 }
 
+/* An open that created the file failed after all: the file goes, as a
+ * failed open(2) creates nothing (if it is still the one created). */
+static void uncreate(int dirfd, const char *path, const struct stat *st)
+{
+	struct stat now;
+
+	if (fstatat(dirfd, path, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		unlinkat(dirfd, path, 0);
+}
+
+/* At least n descriptors can still be opened (a probe: other threads may
+ * take them meanwhile). */
+static bool fds_left(int n)
+{
+	int got[8], i, k = 0;
+	bool ok = true;
+
+	for (i = 0; i < n && i < 8; i++) {
+		got[k] = fcntl(0, F_DUPFD_CLOEXEC, 3);
+		if (got[k] < 0) {
+			ok = errno != EMFILE && errno != ENFILE;
+			break;
+		}
+		k++;
+	}
+	while (k)
+		close(got[--k]);
+	return ok;
+}
+
 int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 		struct hofd **ofd, int *send_fd)
 {
@@ -319,6 +350,10 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 		return not_served(path, "O_PATH, O_DIRECTORY or O_TMPFILE", false);
 	if ((flags & O_TRUNC) && acc == O_RDONLY)
 		return not_served(path, "O_TRUNC on a read-only open", false);
+	/* as the kernel, which takes the descriptor before it creates the
+	 * file: no descriptors left, nothing created */
+	if ((flags & O_CREAT) && !fds_left(4))
+		return -EMFILE;
 	for (tries = 0;; tries++) {
 		pfd = openat(dirfd, path, O_PATH | O_CLOEXEC |
 			     ((excl || (flags & O_NOFOLLOW)) ? O_NOFOLLOW : 0));
@@ -384,6 +419,8 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 	}
 	if (pfd >= 0)
 		close(pfd);
+	if (ret < 0 && created)
+		uncreate(dirfd, path, &st);
 	if (ret == 0 && !claimed)
 		HSTAT_INC(opens_served);
 	return ret;
