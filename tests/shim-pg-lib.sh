@@ -141,3 +141,20 @@ checks() {
 	echo "ok: $mode: $n accounts, no duplicate, sums $1, $hist history rows${committed:+ = committed}, $idx btree indexes clean"
 }
 
+
+# new_database MODE START: a fresh DATADIR, the server started by the
+# function START (with MODE), database "bench" made by pgbench -i -s SCALE
+new_database() {
+	local mode=$1 start=$2
+	DATA=$MNT/data
+	rm -rf "$DATA" "$SOCK" "$LOG".*
+	mkdir -p "$SOCK"
+	chown "$PGUSER_OS" "$SOCK"
+	pg "$PGBIN/initdb" -D "$DATA" -A trust -U "$PGUSER_OS" >/dev/null ||
+		fail "initdb"
+	"$start" "$mode"
+	pg "$PGBIN/createdb" -h "$SOCK" -p "$PORT" bench || fail "$mode: createdb"
+	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q bench \
+		>"$SHIM_TMP/init.out" 2>&1 ||
+		fail "$mode: pgbench -i: $(tail -5 "$SHIM_TMP/init.out")"
+}

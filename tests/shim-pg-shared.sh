@@ -225,18 +225,8 @@ phase_postmaster() {
 }
 
 for mode in $PGMODES; do
-	DATA=$MNT/data
-	rm -rf "$DATA" "$SOCK" "$LOG".*
-	mkdir -p "$SOCK"
-	chown "$PGUSER_OS" "$SOCK"
 	t0=$(date +%s)
-	pg "$PGBIN/initdb" -D "$DATA" -A trust -U "$PGUSER_OS" >/dev/null ||
-		fail "initdb"
-	start_shared "$mode"
-	pg "$PGBIN/createdb" -h "$SOCK" -p "$PORT" bench || fail "$mode: createdb"
-	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q bench \
-		>"$SHIM_TMP/init.out" 2>&1 ||
-		fail "$mode: pgbench -i: $(tail -5 "$SHIM_TMP/init.out")"
+	new_database "$mode" start_shared
 	echo "info: $mode: initdb + pgbench -i -s $SCALE under --shared in $(($(date +%s) - t0)) s"
 	last=clean
 	for phase in $PHASES; do

@@ -61,14 +61,7 @@ start_tps() {
 	collect_server
 }
 
-DATA=$MNT/data
-mkdir -p "$SOCK"
-chown "$PGUSER_OS" "$SOCK"
-pg "$PGBIN/initdb" -D "$DATA" -A trust -U "$PGUSER_OS" >/dev/null || fail "initdb"
-start_tps
-pg "$PGBIN/createdb" -h "$SOCK" -p "$PORT" bench || fail "createdb"
-pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q bench \
-	>"$SHIM_TMP/init.out" 2>&1 || fail "pgbench -i: $(tail -5 "$SHIM_TMP/init.out")"
+new_database "$VARIANT" start_tps
 all=()
 for r in $(seq "$RUNS"); do
 	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -n -c 4 -j 2 -T "$SECS" bench \

@@ -21,18 +21,8 @@
 # The server is always stopped, and the image removed, even on failure.
 . "$(dirname "$0")/shim-pg-lib.sh"
 for mode in $PGMODES; do
-	DATA=$MNT/data
-	rm -rf "$DATA" "$SOCK" "$LOG".*
-	mkdir -p "$SOCK"
-	chown "$PGUSER_OS" "$SOCK"
 	t0=$(date +%s)
-	pg "$PGBIN/initdb" -D "$DATA" -A trust -U "$PGUSER_OS" >/dev/null ||
-		fail "initdb"
-	start_shim "$mode"
-	pg "$PGBIN/createdb" -h "$SOCK" -p "$PORT" bench || fail "$mode: createdb"
-	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -i -s "$SCALE" -q bench \
-		>"$SHIM_TMP/init.out" 2>&1 ||
-		fail "$mode: pgbench -i: $(tail -5 "$SHIM_TMP/init.out")"
+	new_database "$mode" start_shim
 	t1=$(date +%s)
 	if [ "$VARIANT" = kill ]; then
 		pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c 4 -j 2 -T "$SECS" bench \
