@@ -503,11 +503,12 @@ static void *writer_thread(void *arg)
 	connect_holder(&cc, 0, 0);
 	for (;;) {
 		fill(cc.buf, 65536, 14);
-		w->last = call(&cc, HOP_WRITE, w->ofd, (w->writes % 64) * 65536,
+		w->last = call(&cc, HOP_WRITE, w->ofd,
+			       (__atomic_load_n(&w->writes, __ATOMIC_RELAXED) % 64) * 65536,
 			       65536, 0, 0, -1, &rep, &fd);
 		if (w->last != 65536)
 			break;
-		w->writes++;
+		__atomic_fetch_add(&w->writes, 1, __ATOMIC_RELAXED);
 	}
 	if (fd >= 0)
 		close(fd);
