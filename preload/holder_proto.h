@@ -120,7 +120,11 @@ enum holder_op {
  * O_NOATIME, O_DIRECT, O_DSYNC, O_SYNC, and O_LARGEFILE's kernel bit, as a
  * 64-bit kernel shows it). HOP_UNREF: status 0, or the error the last
  * close of the OFD (or of the file: write-back, exact size) reported.
- * HOP_STATS: status = sizeof(struct holder_stats). A memfd created with
+ * HOP_STATS: status = sizeof(struct holder_stats). HOLDER_DEMOTED: val =
+ * -errno of a write-back error that the demotion's write-back hit and
+ * this OFD had not seen (0: none), given once: the kernel's descriptor
+ * cannot report it, so the client should fail its next fsync, fdatasync
+ * or close of the descriptor with it. A memfd created with
  * MFD_ALLOW_SEALING is sealed against shrinking by the holder (F_SEAL_SHRINK),
  * so that no shrink can fault the holder's copy.
  */

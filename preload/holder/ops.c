@@ -63,6 +63,17 @@ static void demoted(struct hofd *o, struct holder_reply *rep, int *send_fd)
 	*send_fd = o->demoted_fd >= 0 ?
 		   fcntl(o->demoted_fd, F_DUPFD_CLOEXEC, 3) : -1;
 	rep->status = *send_fd >= 0 ? HOLDER_DEMOTED : -EIO;
+	/* the demotion's write-back error, for the client to report once */
+	if (*send_fd >= 0)
+		rep->val = atomic_exchange(&o->pending_err, 0);
+}
+
+/* A sync's result, after an error kept from a closed handle. */
+static int64_t synced(struct hofd *o, int64_t r)
+{
+	int e = atomic_exchange(&o->pending_err, 0);
+
+	return e ? e : r;
 }
 
 /*
@@ -380,8 +391,8 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		break;
 	case HOP_FSYNC:
 	case HOP_FDATASYNC:
-		rep->status = req->op == HOP_FSYNC ? wtio_fsync(o->wf) :
-						     wtio_fdatasync(o->wf);
+		rep->status = synced(o, req->op == HOP_FSYNC ?
+				     wtio_fsync(o->wf) : wtio_fdatasync(o->wf));
 		HSTAT_INC(syncs);
 		break;
 	case HOP_SYNC_RANGE:
@@ -392,6 +403,9 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		}
 		rep->status = wtio_sync_range(o->wf, req->arg[0], req->arg[1],
 					      (unsigned int)req->arg[2]);
+		/* the waits report errors, as file_fdatawait_range */
+		if (req->arg[2] & 5)
+			rep->status = synced(o, rep->status);
 		break;
 	case HOP_GETFL:
 		rep->val = atomic_load(&o->oflags) | KERNEL_LARGEFILE;

@@ -296,35 +296,37 @@ void hofd_ref(struct hofd *o, long n)
 
 int hino_close_wtio(struct hinode *ino)
 {
+	struct wtio_stats s0, s1;
 	struct hofd *o;
-	int ret = 0;
+	int ret = 0, r;
 
-	/* the OFDs' own handles are read-only: closing them writes nothing,
-	 * only reports errors they had not seen; the file's handle last
-	 * writes everything back with the exact size */
-	for (o = ino->ofds; o; o = o->ino_next)
-		if (o->wf) {
-			wtio_close(o->wf);
-			o->wf = NULL;
-		}
+	/* The file's handle first: it writes everything back with the exact
+	 * size, and an error lands in every handle's errseq. Then the OFDs'
+	 * own (read-only: they write nothing): each reports an error its
+	 * description had not seen, kept for its next fsync or close, as the
+	 * kernel keeps it in the file's errseq; the last drops the cache. */
+	wtio_stats(hctx(), &s0);
 	if (ino->wf) {
-		struct wtio_stats s0, s1;
-
-		/* What the failed close dropped: the context's dirty folios
-		 * before and after it (an upper bound: a flusher may clean
-		 * another file's folios meanwhile). */
-		wtio_stats(hctx(), &s0);
 		ret = wtio_close(ino->wf);
 		ino->wf = NULL;
-		if (ret) {
-			wtio_stats(hctx(), &s1);
-			hlog("%s: write-back failed: %s", ino->path,
-			     strerror(-ret));
-			if (s0.dirty_folios > s1.dirty_folios)
-				HSTAT_ADD(dirty_lost_bytes,
-					  (s0.dirty_folios - s1.dirty_folios) *
-					  hctx_folio_size());
+	}
+	for (o = ino->ofds; o; o = o->ino_next)
+		if (o->wf) {
+			r = wtio_close(o->wf);
+			o->wf = NULL;
+			if (r && !atomic_load(&o->pending_err))
+				atomic_store(&o->pending_err, r);
 		}
+	if (ret) {
+		/* what the failed close dropped: the context's dirty folios
+		 * before and after (an upper bound: a flusher may clean
+		 * another file's folios meanwhile) */
+		wtio_stats(hctx(), &s1);
+		hlog("%s: write-back failed: %s", ino->path, strerror(-ret));
+		if (s0.dirty_folios > s1.dirty_folios)
+			HSTAT_ADD(dirty_lost_bytes,
+				  (s0.dirty_folios - s1.dirty_folios) *
+				  hctx_folio_size());
 	}
 	return ret;
 }
@@ -376,6 +378,8 @@ static int ofd_free(struct hofd *o)
 	pthread_mutex_unlock(&tab_lock);
 	if (o->wf)
 		ret = wtio_close(o->wf);
+	if (!ret)
+		ret = atomic_load(&o->pending_err);
 	if (o->demoted_fd >= 0)
 		close(o->demoted_fd);
 	pthread_rwlock_unlock(&ino->io_lock);

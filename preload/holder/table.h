@@ -67,6 +67,9 @@ struct hofd {
 	 * O_NOATIME, O_DIRECT, O_DSYNC, O_SYNC, O_ASYNC (F_SETFL). */
 	_Atomic int oflags;
 	struct wtio_file *wf;	/* its own read-only handle: its errseq */
+	/* A write-back error its handle reported when it was closed under
+	 * it (demotion, fallocate): the next fsync or close reports it. */
+	_Atomic int pending_err;
 	/* io_lock exclusive to set: */
 	bool demoted;
 	int demoted_fd;		/* its own kernel description, once demoted */
@@ -119,7 +122,8 @@ int hofd_put(struct hofd *o, long n);
 
 /* Close the wtio handles of the file and of its OFDs: the file's own
  * writes everything back with the exact size; a failure is said and
- * counted, and returned. io_lock held exclusive. */
+ * counted, and returned, and each OFD keeps the error its handle had not
+ * seen (pending_err). io_lock held exclusive. */
 int hino_close_wtio(struct hinode *ino);
 /* hino_close_wtio, then the lease and the description go. */
 int hino_close_handles(struct hinode *ino);
