@@ -188,7 +188,9 @@ static void rw(struct hconn *c, struct hofd *o, const struct holder_req *req,
 			HSTAT_ADD(bytes_read, (uint64_t)r);
 		}
 	}
-	if (use_pos && r >= 0 && (r > 0 || append))
+	/* (an empty write moves no position, O_APPEND or not: the kernel
+	 * looks at the count before it takes the end) */
+	if (use_pos && r > 0)
 		o->pos = off + r;
 done:
 	rep->status = r;
