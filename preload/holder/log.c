@@ -4,6 +4,7 @@
  * descriptor 2, which is the program's stderr or the --log file: one
  * write per line, so that lines of several threads never mix.
  */
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,12 @@
 
 struct holder_stats hstats;
 static bool debugging;
+static mode_t files_umask = 022;
+
+void hstats_umask(mode_t um)
+{
+	files_umask = um;
+}
 
 void hlog_init(bool debug)
 {
@@ -83,9 +90,15 @@ int hstats_write(const char *path)
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >=
 	    (int)sizeof(tmp))
 		return -1;
-	f = fopen(tmp, "w");
-	if (!f)
+	/* the program's umask (the holder's own is 0) */
+	i = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		 0666 & ~files_umask);
+	f = i >= 0 ? fdopen(i, "w") : NULL;
+	if (!f) {
+		if (i >= 0)
+			close(i);
 		return -1;
+	}
 	hstats_get(&s);
 #define P(name) fprintf(f, #name " %llu\n", (unsigned long long)s.name)
 	P(clients);

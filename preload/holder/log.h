@@ -7,6 +7,7 @@
 #define WTIO_HOLDER_LOG_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "../holder_proto.h"
 
@@ -22,6 +23,8 @@ void hlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void hdebug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A snapshot of the counters. */
 void hstats_get(struct holder_stats *out);
+/* The umask the stats file is created with (the program's). */
+void hstats_umask(mode_t um);
 /* Write them as "name value" lines to path (WTIO_HOLDER_STATS). */
 int hstats_write(const char *path);
 

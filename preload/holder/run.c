@@ -148,6 +148,21 @@ static void holder_loop(int front_fd, pid_t child)
 	}
 }
 
+static void stats_absolute(void)
+{
+	const char *st = getenv("WTIO_HOLDER_STATS");
+	char cwd[4096], *abs;
+
+	if (!st || !*st || st[0] == '/' || !getcwd(cwd, sizeof(cwd)))
+		return;
+	abs = malloc(strlen(cwd) + strlen(st) + 2);
+	if (!abs)
+		return;
+	sprintf(abs, "%s/%s", cwd, st);
+	setenv("WTIO_HOLDER_STATS", abs, 1);
+	free(abs);
+}
+
 static void holder(char **argv, int front_fd, int log_fd,
 		   const sigset_t *mask)
 {
@@ -189,7 +204,13 @@ static void holder(char **argv, int front_fd, int log_fd,
 		front_died(0);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	/* the program applied its umask to the modes it sends */
-	umask(0);
+	hstats_umask(umask(0));
+	/* not the program's directory: a holder outliving the program must
+	 * not keep a file system busy (paths come absolute, or with a
+	 * directory descriptor); a relative stats file is made absolute */
+	stats_absolute();
+	if (chdir("/") < 0)
+		hlog("chdir /: %s", strerror(errno));
 	/* every served file of the whole program costs the holder two
 	 * descriptors: the program's soft limit would be reached by half its
 	 * files; the hard limit is what the holder may take */
