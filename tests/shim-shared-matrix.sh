@@ -21,18 +21,24 @@
 #                after it
 #   execinherit  a descriptor inherited through exec is handed to the
 #                kernel at its position, shared with the new image
+#   misc         tests/shared_misc.c: dup2, F_DUPFD, close_range; another
+#                process's O_TRUNC open and truncate(path) over dirty
+#                data; mmap, flock and copy_file_range passing the file
+#                through for every process with its data; record locks
 #   holderkill   the program SIGKILLs its holder: every call on a served
 #                descriptor and every open of a served path is EIO
-# and the holder's stats show the files served (no demotion, but the one
-# execinherit asks for). SHARED_FLAG= runs it all under the per-process
-# shim, to show that it fails there. ONLY_MODES, ONLY_ROLES narrow a run.
+# and the holder's stats show the files served (no demotion, but those
+# execinherit and misc ask for). SHARED_FLAG= runs it all under the
+# per-process shim, to show that it fails there. ONLY_MODES, ONLY_ROLES
+# narrow a run.
 . "$(dirname "$0")/shim-lib.sh"
 . "$(dirname "$0")/shim-shared-lib.sh"
 BIN=$SHIM_BIN/shared_matrix
 [ -x "$BIN" ] || skip "shared_matrix not built"
 OUT=$SHIM_TMP/out
 STATS=$SHIM_TMP/stats
-ROLES=${ONLY_ROLES:-overlap position append kill execinherit holderkill}
+ROLES=${ONLY_ROLES:-overlap position append kill execinherit misc holderkill}
+[ -x "$SHIM_BIN/shared_misc" ] || skip "shared_misc not built"
 
 # min_served ROLE: the opens the role makes of served files, at least
 min_served() {
@@ -42,6 +48,7 @@ min_served() {
 	append) echo 4 ;;
 	kill) echo 4 ;;
 	execinherit) echo 2 ;;
+	misc) echo 6 ;;
 	*) echo 1 ;;
 	esac
 }
@@ -52,8 +59,12 @@ for mode in ${ONLY_MODES:-$MODES}; do
 		[ -n "$SHARED_FLAG" ] || what="$what (per-process shim)"
 		rm -rf "$SERVED"/* "$OUT"
 		mkdir -p "$OUT"
-		srun "$mode" "$STATS" -- "$BIN" "$role" "$SERVED" "$OUT" \
-			>"$OUT/log" 2>&1
+		if [ "$role" = misc ]; then
+			prog=("$SHIM_BIN/shared_misc" "$SERVED" "$OUT")
+		else
+			prog=("$BIN" "$role" "$SERVED" "$OUT")
+		fi
+		srun "$mode" "$STATS" -- "${prog[@]}" >"$OUT/log" 2>&1
 		rc=$?
 		if [ "$role" = holderkill ]; then
 			# the holder is gone: no stats; the checker's verdict, and
@@ -76,7 +87,12 @@ for mode in ${ONLY_MODES:-$MODES}; do
 			served_at_least "$STATS" "$(min_served "$role")" "$what"
 		if [ -n "$SHARED_FLAG" ]; then
 			d=$(demotions "$STATS")
-			if [ "$role" = execinherit ]; then
+			if [ "$role" = misc ]; then
+				# mmap and copy_file_range (program), flock (lock)
+				[ "$(stat_of "$STATS" demoted_program)" -ge 2 ] &&
+					[ "$(stat_of "$STATS" demoted_lock)" -ge 1 ] ||
+					fail "$what: want the files of mmap, copy_file_range and flock passed through: $(grep '^demoted' "$STATS" | tr '\n' ' ')"
+			elif [ "$role" = execinherit ]; then
 				e=$(stat_of "$STATS" demoted_exec)
 				[ "${e:-0}" -ge 1 ] && [ "$d" = "$e" ] ||
 					fail "$what: want exec demotions only (at least one, for the inherited descriptor): $(tr '\n' ' ' <"$STATS")"
