@@ -88,6 +88,8 @@ static inline bool remote_served(int fd)
  * paths, or not served), -errno = the open's error. */
 int remote_open(int dirfd, const char *path, int flags, mode_t mode,
 		int *fd);
+/* path (at dirfd) lies under the paths (lexically: what an open sends). */
+bool remote_path_served(int dirfd, const char *path);
 /* close/close_range: forget fd (served or passed through), dropping its
  * reference; the caller then closes it. 0, or the holder's -errno (a write-back error at the last
  * reference), 1 if fd was not served. */

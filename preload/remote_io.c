@@ -71,6 +71,10 @@ ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
 		int r;
 
 		rq.arg[0] = off < 0 ? -1 : off + (off_t)done;
+		/* nothing to write moves no position, O_APPEND or not (the
+		 * kernel checks the access mode and returns): a pwrite */
+		if (write && !total)
+			rq.arg[0] = 0;
 		rq.arg[1] = (int64_t)chunk;
 		rq.arg[2] = rwf;
 		if (write)

@@ -274,6 +274,24 @@ static void normalize(char *p)
 	p[o] = 0;
 }
 
+/* path (at dirfd) is under the paths, made absolute: joined as written
+ * after the directory, norm collapsed (both PATH_MAX + 64). */
+static bool under_paths(int dirfd, const char *path, char *joined, char *norm)
+{
+	if (!path || !*path || !abs_path(dirfd, path, joined, PATH_MAX + 64))
+		return false;
+	strcpy(norm, joined);
+	normalize(norm);
+	return shim_path_served(norm);
+}
+
+bool remote_path_served(int dirfd, const char *path)
+{
+	char joined[PATH_MAX + 64], norm[PATH_MAX + 64];
+
+	return under_paths(dirfd, path, joined, norm);
+}
+
 /* ofd passed through at once (a new descriptor the holder cannot serve
  * on this number: 0-2, or past the table), fd its descriptor. */
 static int demote_new(struct rconn *c, uint64_t ofd, int fd)
@@ -299,11 +317,7 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 	size_t len;
 	int fd, r;
 
-	if (!path || !*path || !abs_path(dirfd, path, joined, sizeof(joined)))
-		return 0;
-	strcpy(norm, joined);
-	normalize(norm);
-	if (!shim_path_served(norm))
+	if (!under_paths(dirfd, path, joined, norm))
 		return 0;
 	if (path[0] != '/' && dirfd == AT_FDCWD)
 		send = joined;

@@ -37,6 +37,11 @@ static int do_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 		r = real.fstatat(dirfd, path, st, flags);
 	else
 		r = (int)syscall(SYS_newfstatat, dirfd, path, st, flags);
+	/* the holder gone, the size of a file it may have served died with
+	 * it: EIO, as every call on such a file */
+	if (r == 0 && remote_on && remote_dead() && S_ISREG(st->st_mode) &&
+	    path && *path && remote_path_served(dirfd, path))
+		return (int)shim_ret(-EIO);
 	if (r == 0)
 		fix(st);
 	return r;

@@ -298,6 +298,12 @@ static int dead(const char *file)
 	CHECK(pread(fd, buf, 4, 0) < 0 && errno == EIO, "read after the holder died");
 	CHECK(fsync(fd) < 0 && errno == EIO, "fsync after the holder died");
 	CHECK(open(file, O_RDONLY) < 0 && errno == EIO, "open after the holder died");
+	{
+		struct stat st;
+
+		CHECK(stat(file, &st) < 0 && errno == EIO,
+		      "stat (its size died with the holder)");
+	}
 	CHECK(write(fd, "more", 4) < 0 && errno == EIO, "write again");
 	return failures ? 1 : 0;
 }
