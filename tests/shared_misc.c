@@ -6,7 +6,9 @@
  * close_range of served descriptors; another process's O_TRUNC open and
  * truncate() by path over dirty data; the passing through that mmap,
  * flock and copy_file_range ask for, seen by the other processes with
- * the data they wrote; POSIX record locks between processes.
+ * the data they wrote; POSIX record locks between processes; a child of
+ * syscall(SYS_fork) and one of vfork + exec on the parent's served
+ * descriptor; threads, each with its connection, on one file.
  *
  *   shared_misc SERVED OUT
  */
@@ -14,6 +16,7 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -310,6 +313,100 @@ static void t_copy(void)
 	CHECK(close(in) == 0 && close(o) == 0);
 }
 
+/* the raw fork system call (no atfork handler runs) and vfork + exec:
+ * the children share the parent's served description */
+static void t_raw_fork(void)
+{
+	int fd = openf("rawfork", O_RDWR | O_CREAT | O_TRUNC), st;
+	pid_t pid;
+	char *cmd;
+
+	step = "syscall(SYS_fork)";
+	put(fd, 0, 8192, 'k');
+	CHECK(lseek(fd, 8192, SEEK_SET) == 8192);
+#ifdef SYS_fork
+	pid = (pid_t)syscall(SYS_fork);
+	CHECK(pid >= 0);
+	if (!pid) {
+		char b[4096];
+
+		if (pread(fd, b, 4096, 4096) != 4096 || b[0] != 'k' || b[4095] != 'k')
+			_exit(3);
+		memset(b, 'l', sizeof(b));
+		if (write(fd, b, 4096) != 4096)	/* at the shared position */
+			_exit(4);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		die("the SYS_fork child failed (status 0x%x)", st);
+	if (lseek(fd, 0, SEEK_CUR) != 12288)
+		die("position %lld after the SYS_fork child's write, want 12288",
+		    (long long)lseek(fd, 0, SEEK_CUR));
+	expect_fill(fd, 8192, 4096, 'l', "the SYS_fork child's write");
+#endif
+	step = "vfork + exec";
+	CHECK(asprintf(&cmd, "head -c 8192 '%s/rawfork' | tr -d k | wc -c | "
+		       "grep -qx 0", served) > 0);
+	pid = vfork();
+	CHECK(pid >= 0);
+	if (!pid) {
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st))
+		die("a shell from vfork + exec does not read the parent's data "
+		    "(status 0x%x)", st);
+	free(cmd);
+	CHECK(close(fd) == 0);
+}
+
+#define NTHREADS 4
+static int t_fd;
+
+static void *thread_main(void *arg)
+{
+	long t = (long)arg;
+	static __thread char b[16384];
+	off_t off = (off_t)t * 16384;
+
+	for (int i = 0; i < 50; i++) {
+		char c = (char)('A' + t * 8 + i % 8);
+
+		memset(b, c, sizeof(b));
+		if (pwrite(t_fd, b, sizeof(b), off) != (ssize_t)sizeof(b))
+			return "pwrite";
+		memset(b, 0, sizeof(b));
+		if (pread(t_fd, b, sizeof(b), off) != (ssize_t)sizeof(b) ||
+		    b[0] != c || b[sizeof(b) - 1] != c || memchr(b, 0, sizeof(b)))
+			return "its own write read back wrong";
+	}
+	return NULL;
+}
+
+/* threads of one process on one file, each through its own connection */
+static void t_threads(void)
+{
+	pthread_t th[NTHREADS];
+	void *r;
+	long t;
+
+	step = "threads";
+	t_fd = openf("threads", O_RDWR | O_CREAT | O_TRUNC);
+	for (t = 0; t < NTHREADS; t++)
+		CHECK(pthread_create(&th[t], NULL, thread_main, (void *)t) == 0);
+	for (t = 0; t < NTHREADS; t++) {
+		CHECK(pthread_join(th[t], &r) == 0);
+		if (r)
+			die("thread %ld: %s", t, (char *)r);
+	}
+	for (t = 0; t < NTHREADS; t++)
+		expect_fill(t_fd, t * 16384, 16384, (char)('A' + t * 8 + 49 % 8),
+			    "a thread's last write");
+	CHECK(close(t_fd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -325,7 +422,10 @@ int main(int argc, char **argv)
 	t_mmap();
 	t_locks();
 	t_copy();
+	t_raw_fork();
+	t_threads();
 	printf("PASS: misc: dup2/F_DUPFD/close_range, another process's O_TRUNC "
-	       "and truncate(path), mmap, flock, record locks, copy_file_range\n");
+	       "and truncate(path), mmap, flock, record locks, copy_file_range, "
+	       "SYS_fork and vfork children, threads\n");
 	return 0;
 }
