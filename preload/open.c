@@ -207,12 +207,10 @@ SHIM_API int close(int fd)
 	if (remote_on && rc_own_fd(fd))	/* the holder connection moves */
 		rc_evict(fd);
 	if (remote_slot(fd)) {
-		/* the reference first: the holder writes back at the last */
-		int e = remote_close(fd), r = real.close(fd);
+		int r = remote_close(fd);
 
-		if (r == 0 && e < 0)
-			return (int)shim_ret(e);
-		return r;
+		if (r != 1)
+			return (int)shim_ret(r);
 	}
 	/* libwtio's own closes come through shim_close_internal (its
 	 * system call table, real.c), never here */

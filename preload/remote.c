@@ -161,7 +161,9 @@ static int gone(const char *why)
 /* A memfd of size bytes, mapped: 0 or -errno. */
 static int buffer_make(size_t size, int *mfd, void **map)
 {
-	int fd = memfd_create("wtio-holder-buf", MFD_CLOEXEC);
+	/* sealable: the holder seals it against shrinking (a shrink would
+	 * fault its copies) */
+	int fd = memfd_create("wtio-holder-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	void *p;
 
 	if (fd < 0)

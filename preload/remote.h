@@ -88,11 +88,15 @@ static inline bool remote_served(int fd)
  * paths, or not served), -errno = the open's error. */
 int remote_open(int dirfd, const char *path, int flags, mode_t mode,
 		int *fd);
+/* A write-back error that fd's switch to the kernel hit, for its first
+ * fsync or fdatasync (given once), or 0. */
+int remote_take_err(int fd);
 /* path (at dirfd) lies under the paths (lexically: what an open sends). */
 bool remote_path_served(int dirfd, const char *path);
-/* close/close_range: forget fd (served or passed through), dropping its
- * reference; the caller then closes it. 0, or the holder's -errno (a write-back error at the last
- * reference), 1 if fd was not served. */
+/* close/close_range: close fd (served or passed through) and drop its
+ * reference. 0, or -errno: the close's, or the holder's (a write-back
+ * error at the last reference, or one its switch to the kernel hit);
+ * 1 if fd was not the holder's (nothing done). */
 int remote_close(int fd);
 /* newfd is now a duplicate of oldfd (dup, dup2, dup3, F_DUPFD): mirror it.
  * Returns newfd, or -1 with errno (newfd closed again). */

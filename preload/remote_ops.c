@@ -129,6 +129,50 @@ static void put_kernel(int fd, int kfd)
 	real.dup3(kfd, fd, fl >= 0 && (fl & FD_CLOEXEC) ? O_CLOEXEC : 0);
 }
 
+/* Write-back errors a demotion hit (HOLDER_DEMOTED's val), one per OFD,
+ * for the next fsync, fdatasync or close of a descriptor of it: its
+ * kernel description cannot report them. */
+#define NERR 32
+static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct { uint64_t ofd; int err; } errs[NERR];
+static atomic_int nerrs;		/* read unlocked: none is the usual */
+
+static void err_note(uint64_t ofd, int err)
+{
+	pthread_mutex_lock(&err_lock);
+	if (nerrs < NERR) {
+		errs[nerrs].ofd = ofd;
+		errs[nerrs++].err = err;
+	}
+	pthread_mutex_unlock(&err_lock);
+	shim_debug("ofd %llu: its write-back failed at the switch (%s): for the next fsync or close",
+		   (unsigned long long)ofd, strerror(-err));
+}
+
+/* The error kept for slot value v's OFD (0 if none), given once. */
+static int err_take(uint64_t v)
+{
+	uint64_t ofd = (v & ~RTAB_DEMOTED) - 1;
+	int i, err = 0;
+
+	if (!(v & RTAB_DEMOTED) || !atomic_load(&nerrs))
+		return 0;
+	pthread_mutex_lock(&err_lock);
+	for (i = 0; i < nerrs; i++)
+		if (errs[i].ofd == ofd) {
+			err = errs[i].err;
+			errs[i] = errs[--nerrs];
+			break;
+		}
+	pthread_mutex_unlock(&err_lock);
+	return err;
+}
+
+int remote_take_err(int fd)
+{
+	return err_take(remote_slot(fd));
+}
+
 /* HOLDER_DEMOTED for ofd, with kfd its kernel description: every
  * descriptor of the process naming ofd gets it (and extra, a new dup not
  * in the table yet, if >= 0); each slot is marked after its dup3, so
@@ -173,6 +217,8 @@ static int ask_ofd(struct rconn *c, uint64_t ofd, struct holder_req *rq,
 	if (rp->status == HOLDER_DEMOTED) {
 		if (kfd < 0)	/* the descriptor did not fit (EMFILE) */
 			return -EMFILE;
+		if (rp->val < 0)
+			err_note(ofd, (int)rp->val);
 		convert(ofd, kfd, extra);
 		return 0;
 	}
@@ -401,7 +447,7 @@ int remote_close(int fd)
 {
 	struct rconn tmp, *c;
 	uint64_t v;
-	int r;
+	int r, e;
 
 	if (!remote_slot(fd) || shim_vfork_child())
 		return 1;
@@ -411,13 +457,19 @@ int remote_close(int fd)
 		pthread_rwlock_unlock(&change_lock);
 		return 1;
 	}
+	/* The kernel's close first: once the holder has the last reference
+	 * back, another process's open must find no descriptor of the old
+	 * description here (its lease would fail). */
+	r = real.close(fd) < 0 ? -errno : 0;
 	c = rc_get(&tmp);
 	/* a passed-through descriptor's close is the kernel's alone, even
 	 * with the holder gone */
-	r = c ? unref(c, v) : (v & RTAB_DEMOTED) ? 0 : -EIO;
+	e = c ? unref(c, v) : (v & RTAB_DEMOTED) ? 0 : -EIO;
 	rc_put(c);
+	if (!e)
+		e = err_take(v);
 	pthread_rwlock_unlock(&change_lock);
-	return r;
+	return r < 0 ? r : e;
 }
 
 void remote_replaced(int newfd)

@@ -48,14 +48,22 @@
 
 SHIM_API int fsync(int fd)
 {
+	int e;
+
 	REMOTE_OP(fd, HOP_FSYNC, 0, 0, 0);
+	if (remote_on && (e = remote_take_err(fd)) < 0)
+		return (int)shim_ret(e);
 	WITH_WF(fd, (ofd_guard_size(o_), wtio_fsync(wf)));
 	return real.fsync(fd);
 }
 
 SHIM_API int fdatasync(int fd)
 {
+	int e;
+
 	REMOTE_OP(fd, HOP_FDATASYNC, 0, 0, 0);
+	if (remote_on && (e = remote_take_err(fd)) < 0)
+		return (int)shim_ret(e);
 	WITH_WF(fd, (ofd_guard_size(o_), wtio_fdatasync(wf)));
 	return real.fdatasync(fd);
 }

@@ -7,7 +7,9 @@ no lease, no reference counting; one lock around every request.
 
     holder_fake.py NAME LOG   serve @NAME, log one line per request to LOG
 
-A path containing "notserved" gets HOLDER_NOT_SERVED. SIGTERM ends it.
+A path containing "notserved" gets HOLDER_NOT_SERVED; one containing
+"wberr" has its demotion report a write-back error (EIO) to the first
+DEMOTED reply of each of its OFDs. SIGTERM ends it.
 """
 import array
 import mmap
@@ -85,7 +87,8 @@ def handle(conn, st, op, ofd, a, fds):
             inodes[key] = {"fd": fd, "demoted": False}
         oid = next_ofd[0]
         next_ofd[0] += 1
-        ofds[oid] = {"key": key, "pos": 0, "flags": a[0], "kfd": -1}
+        ofds[oid] = {"key": key, "pos": 0, "flags": a[0], "kfd": -1,
+                     "err": -5 if "wberr" in path else 0}
         return SERVED, oid, inodes[key]["fd"]
     if op == 10:                                 # SIZE_INO
         ino = inodes.get((a[0], a[1]))
@@ -107,7 +110,8 @@ def handle(conn, st, op, ofd, a, fds):
     if op == 19:
         demote(o["key"])
     if inodes[o["key"]]["demoted"]:
-        return DEMOTED, 0, o["kfd"]
+        err, o["err"] = o["err"], 0
+        return DEMOTED, err, o["kfd"]
     fd = inodes[o["key"]]["fd"]
     acc = o["flags"] & os.O_ACCMODE
     if op in (4, 5):                             # REF, UNREF

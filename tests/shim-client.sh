@@ -60,6 +60,9 @@ if grep -E ' (READ|WRITE) .*-> -' "$log" | grep -v -- '-> -9$'; then
 	fail "a data request failed (above), other than the EBADF asked for"
 fi
 
+out=$(client "$CLIENT" wberr "$SERVED" 2>&1) ||
+	fail "a demotion's write-back error: $out"
+
 # the holder killed: EIO for every call on a served file, and its opens
 mkfifo "$SHIM_TMP/go"
 client "$CLIENT" dead "$SERVED/dead" <"$SHIM_TMP/go" >"$SHIM_TMP/dead.out" 2>&1 &

@@ -5,6 +5,7 @@
  * the kernel would answer: tests/shim-client.sh.
  *
  *   shim_client basic DIR    every check below; exit 0, or 1 with FAIL lines
+ *   shim_client wberr DIR    a demotion's write-back error (stand-in holder)
  *   shim_client dead FILE    open and write FILE, wait for a line on stdin
  *                            (the holder is killed meanwhile), then every
  *                            call on it must fail with EIO
@@ -281,6 +282,24 @@ static void basic_signal(const char *dir)
 	free(b);
 }
 
+/* A write-back error the holder's demotion hit comes back once, at the
+ * next fsync (the stand-in holder reports EIO for "wberr" files). */
+static int wberr(const char *dir)
+{
+	int fd = open(at(dir, "wberr"), O_CREAT | O_RDWR | O_TRUNC, 0644);
+	void *m;
+
+	CHECK(fd >= 0 && write(fd, "data", 4) == 4, "wberr write");
+	m = mmap(NULL, 4, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED, "wberr mmap");
+	CHECK(fsync(fd) < 0 && errno == EIO, "the demotion's write-back error at fsync");
+	CHECK(fsync(fd) == 0, "reported once");
+	if (m != MAP_FAILED)
+		munmap(m, 4);
+	close(fd);
+	return failures ? 1 : 0;
+}
+
 static int dead(const char *file)
 {
 	char line[8], buf[4];
@@ -321,6 +340,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "dead"))
 		return dead(argv[2]);
+	if (argc == 3 && !strcmp(argv[1], "wberr"))
+		return wberr(argv[2]);
 	if (argc != 3 || strcmp(argv[1], "basic")) {
 		fprintf(stderr, "usage: shim_client basic DIR | dead FILE\n");
 		return 2;
