@@ -321,12 +321,13 @@ int hino_close_wtio(struct hinode *ino)
 		/* what the failed close dropped: the context's dirty folios
 		 * before and after (an upper bound: a flusher may clean
 		 * another file's folios meanwhile) */
+		uint64_t lost = 1;	/* a failure lost a block at least */
+
 		wtio_stats(hctx(), &s1);
 		hlog("%s: write-back failed: %s", ino->path, strerror(-ret));
 		if (s0.dirty_folios > s1.dirty_folios)
-			HSTAT_ADD(dirty_lost_bytes,
-				  (s0.dirty_folios - s1.dirty_folios) *
-				  hctx_folio_size());
+			lost = s0.dirty_folios - s1.dirty_folios;
+		HSTAT_ADD(dirty_lost_bytes, lost * hctx_folio_size());
 	}
 	return ret;
 }
