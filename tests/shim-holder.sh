@@ -123,10 +123,10 @@ wait $front
 # A process left behind: wtio-run returns with the program's status, the
 # holder lives on until that process ends, then writes its counters.
 WTIO_HOLDER_STATS=$T/daemon.stats shared "$T" --log="$T/daemon.log" -- \
-	sh -c '(sleep 2; echo late > "$0/daemon.out") >/dev/null 2>&1 & exit 5' "$T"
+	sh -c '(sleep 4; echo late > "$0/daemon.out") >/dev/null 2>&1 & exit 5' "$T"
 [ $? = 5 ] || fail "with a process left behind: status not 5"
 [ -e "$T/daemon.out" ] && fail "wtio-run waited for the process left behind"
-for _ in $(seq 100); do
+for _ in $(seq 300); do
 	[ -s "$T/daemon.stats" ] && break
 	sleep 0.1
 done
