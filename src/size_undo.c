@@ -8,15 +8,15 @@
  * writes can be in flight at once (queues, several writers), complete in
  * any order, and writes that are acknowledged at once (write-back) can
  * land in the range an extension added. So the inode keeps, under
- * tail_lock, the extensions in flight since the first of them (a "run",
+ * tail_lock, the writes in flight since the first extension (a "run",
  * which ends when the last one ends and no writer copying now may join
- * it), the lowest size the run started
- * from (the guard) and the furthest end of anything acknowledged or
- * copied past the guard since (the floor: extensions that succeeded,
- * writes noted past the guard). Once one of the run fails, each end of
- * one puts i_size back to the furthest of: the guard, the floor, the
- * ends of the extensions still in flight and of an exclusive writer
- * copying now. When all of a run failed, that is where the run started.
+ * it), the lowest size the run started from (the guard) and the
+ * furthest end of what was acknowledged past the guard since (the
+ * floor: writes of the run that succeeded, write-back writes there).
+ * Once one of the run fails, each end of one puts i_size back to the
+ * furthest of: the guard, the floor, the ends of the writes still in
+ * flight and of an exclusive writer copying now. When all of a run
+ * failed, that is where the run started.
  *
  * The put-back runs from completion threads, which must not wait for
  * the file lock (its holder may wait for a completion only they
@@ -26,9 +26,10 @@
  * it reaches past the guard. Either its note comes first and the
  * put-back stays above its end, or the put-back comes first and the
  * writer sees the smaller size. A write ending at or below the guard can
- * never be cut. What the failed writes left past the new size (cache and
- * backing file) is cut by wtio_inode_prepare_extend, before i_size next
- * moves up.
+ * never be cut. What the failed writes left past the new size is cut:
+ * the backing file at once where that needs no wait
+ * (wtio_inode_cut_disk), the cache (and the file otherwise) by
+ * wtio_inode_prepare_extend before i_size next moves up.
  */
 #include <pthread.h>
 #include <stdatomic.h>
