@@ -86,10 +86,12 @@ void remote_setup(void)
 
 SHIM_API mode_t umask(mode_t mask)
 {
-	mode_t (*f)(mode_t) = next_umask;
+	mode_t (*f)(mode_t) = __atomic_load_n(&next_umask, __ATOMIC_ACQUIRE);
 
-	if (!f)
+	if (!f) {
 		f = (__typeof__(f))dlsym(RTLD_NEXT, "umask");
+		__atomic_store_n(&next_umask, f, __ATOMIC_RELEASE);
+	}
 	atomic_store(&cur_umask, mask & 0777);
 	return f(mask);
 }
