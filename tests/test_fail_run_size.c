@@ -351,8 +351,8 @@ static void storm_done(struct storm *s, const struct wtio_cqe *c)
 	int64_t len = (int64_t)(c->user_data & 0xffff), e;
 
 	if (c->res < 0) {
-		CHECKF(c->res == -ENOSPC, "storm: append returned %lld",
-		       (long long)c->res);
+		CHECKF(c->res == -ENOSPC || c->res == -EIO,
+		       "storm: append returned %lld", (long long)c->res);
 		atomic_fetch_add(&s->failed, 1);
 		return;
 	}
@@ -409,11 +409,11 @@ static void *storm_thread(void *arg)
 	return NULL;
 }
 
-static void run_storm(void)
+/* rules[0..nr): the faults; what: how the test names them. */
+static void run_storm(const struct wtio_fault_rule *rules, int nr,
+		      const char *what)
 {
 	struct wtio_fault *fault = wtio_fault_create();
-	struct wtio_fault_rule nospc = { .ops = WTIO_FAULT_WRITE, .skip = 40,
-					 .error = ENOSPC };
 	const char *path = t_tmpfile("failrun-storm");
 	struct storm s = { .ok = t_zalloc(STORM_MAX) };
 	pthread_t th[STORM_THREADS];
@@ -426,7 +426,8 @@ static void run_storm(void)
 	pthread_mutex_init(&s.lock, NULL);
 	s.ctx = async_ctx(fault);
 	s.f = t_open(s.ctx, path, O_RDWR);
-	CHECK_OK(wtio_fault_add_rule(fault, &nospc));
+	for (i = 0; i < nr; i++)
+		CHECK_OK(wtio_fault_add_rule(fault, &rules[i]));
 	for (i = 0; i < STORM_THREADS; i++)
 		CHECK_OK(pthread_create(&th[i], NULL, storm_thread, &s));
 	for (i = 0; i < STORM_THREADS; i++)
@@ -435,10 +436,12 @@ static void run_storm(void)
 	CHECKF(atomic_load(&s.failed) > 0 && atomic_load(&s.acked) > 0,
 	       "storm: %ld acknowledged, %ld failed: no storm",
 	       atomic_load(&s.acked), atomic_load(&s.failed));
-	CHECKF(wtio_file_size(s.f) == end, "storm: size %lld after every "
-	       "append failed, the last acknowledged one ends at %lld",
+	CHECKF(wtio_file_size(s.f) == end, "storm (%s): size %lld at the "
+	       "end, the last acknowledged append ends at %lld", what,
 	       (long long)wtio_file_size(s.f), (long long)end);
-	CHECK_OK(wtio_close(s.f));
+	i = wtio_close(s.f);
+	CHECKF(i == 0 || i == -EIO, "storm (%s): close %lld", what,
+	       (long long)i);
 	CHECK_OK(wtio_ctx_destroy(s.ctx));
 	d = t_read_disk(path, &dlen);
 	CHECKF((int64_t)dlen == end, "storm: disk size %zu after close, "
@@ -448,8 +451,8 @@ static void run_storm(void)
 			CHECKF(d[i] == t_pattern_byte(51, (uint64_t)i),
 			       "storm: acknowledged byte %lld lost",
 			       (long long)i);
-	printf("storm: %ld appends acknowledged, %ld failed with ENOSPC; "
-	       "size %lld = end of the last acknowledged, on disk too\n",
+	printf("storm (%s): %ld appends acknowledged, %ld failed; size %lld "
+	       "= end of the last acknowledged, on disk too\n", what,
 	       atomic_load(&s.acked), atomic_load(&s.failed),
 	       (long long)end);
 	free(d);
@@ -542,7 +545,25 @@ int main(void)
 	run_plug(EIO, EIO);
 	run_plug(0, -1);
 	run_plug(ENOSPC, -1);
-	run_storm();
+	{
+		static const struct wtio_fault_rule nospc[1] = { {
+			.ops = WTIO_FAULT_WRITE, .skip = 40,
+			.error = ENOSPC } };
+		/* Failures between successes, then all fail. */
+		static const struct wtio_fault_rule mixed[4] = {
+			{ .ops = WTIO_FAULT_WRITE, .skip = 20, .count = 30,
+			  .error = ENOSPC },
+			{ .ops = WTIO_FAULT_WRITE, .skip = 60, .count = 20,
+			  .short_bytes = BS },
+			{ .ops = WTIO_FAULT_WRITE, .skip = 90, .count = 25,
+			  .error = EIO },
+			{ .ops = WTIO_FAULT_WRITE, .skip = 250,
+			  .error = ENOSPC } };
+
+		run_storm(nospc, 1, "ENOSPC from the 41st write on");
+		run_storm(mixed, 4, "ENOSPC, short writes, EIO between "
+			  "successes, then ENOSPC");
+	}
 	for (mi = 0; mi < sizeof(modes) / sizeof(modes[0]); mi++) {
 		run_partial(&modes[mi], false);
 		run_partial(&modes[mi], true);
