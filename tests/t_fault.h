@@ -103,4 +103,29 @@ static inline uint8_t *t_fault_replay_read(struct wtio_fault *fault,
 	return d;
 }
 
+/* The trace's I/Os of op (WTIO_FAULT_*) of more than min_len bytes
+ * (and, with chan, only those submitted to a channel; with faulted,
+ * only those a rule matched): how many, and the longest in *maxp. */
+static inline uint64_t t_fault_trace_count(struct wtio_fault *fault,
+					   uint32_t op, uint64_t min_len,
+					   bool chan, bool faulted,
+					   uint64_t *maxp)
+{
+	struct wtio_fault_io io;
+	uint64_t i, n = 0, max = 0;
+
+	for (i = 0; i < wtio_fault_nr_ios(fault); i++) {
+		CHECK_OK(wtio_fault_get_io(fault, i, &io));
+		if (io.op != op || io.len <= min_len || (chan && !io.chan) ||
+		    (faulted && !io.faulted))
+			continue;
+		n++;
+		if (io.len > max)
+			max = io.len;
+	}
+	if (maxp)
+		*maxp = max;
+	return n;
+}
+
 #endif /* WTIO_T_FAULT_H */

@@ -227,14 +227,9 @@ static struct wtio_ctx *async_ctx(struct wtio_fault *fault)
  * single append's I/O). */
 static uint64_t longest_write(struct wtio_fault *fault)
 {
-	struct wtio_fault_io io;
-	uint64_t i, max = 0;
+	uint64_t max;
 
-	for (i = 0; i < wtio_fault_nr_ios(fault); i++) {
-		CHECK_OK(wtio_fault_get_io(fault, i, &io));
-		if (io.op == WTIO_FAULT_WRITE && io.len > max)
-			max = io.len;
-	}
+	t_fault_trace_count(fault, WTIO_FAULT_WRITE, 0, false, false, &max);
 	return max;
 }
 

@@ -44,14 +44,8 @@ static struct wtio_ctx *ctx_over(struct wtio_fault *fault)
 /* Faulted reads that went to a channel (readahead windows). */
 static uint64_t chan_faults(struct wtio_fault *fault)
 {
-	struct wtio_fault_io io;
-	uint64_t i, n = 0;
-
-	for (i = 0; i < wtio_fault_nr_ios(fault); i++) {
-		CHECK_OK(wtio_fault_get_io(fault, i, &io));
-		n += io.op == WTIO_FAULT_READ && io.chan && io.faulted;
-	}
-	return n;
+	return t_fault_trace_count(fault, WTIO_FAULT_READ, 0, true, true,
+				   NULL);
 }
 
 /* A read's result: the bytes in full, a short count of right bytes, or

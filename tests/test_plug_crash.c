@@ -61,7 +61,6 @@ int main(void)
 	struct wtio_queue *q;
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
-	struct wtio_fault_io io;
 	uint64_t n, last, s, torn = 0, replays = 0, exact = 0, merged = 0;
 	char path[64];
 	int64_t end = 0;
@@ -141,10 +140,8 @@ int main(void)
 		CHECK_EQ(wtio_file_size(f), end);
 	}
 	CHECK_OK(wtio_queue_destroy(q));
-	for (n = 0; n < wtio_fault_nr_ios(fault); n++) {
-		CHECK_OK(wtio_fault_get_io(fault, n, &io));
-		merged += io.op == WTIO_FAULT_WRITE && io.len > 2 * BS;
-	}
+	merged = t_fault_trace_count(fault, WTIO_FAULT_WRITE, 2 * BS, false,
+				     false, NULL);
 	CHECKF(merged >= NG, "the plug merged %llu times, want every group",
 	       (unsigned long long)merged);
 	/* A crash: no close, no size fixing after the last completion. */
