@@ -62,14 +62,13 @@ int main(void)
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
 	uint64_t n, last, s, torn = 0, replays = 0, exact = 0, merged = 0;
-	char path[64];
+	const char *path = t_tmpfile("plugcrash");
 	int64_t end = 0;
 	int g, i, k;
 
 	t_require_odirect();
 	t_watchdog(120, "plug crash test hung");
 	CHECK(fault);
-	snprintf(path, sizeof(path), "plug_crash.%d", (int)getpid());
 	t_fault_config(&cfg, BS, 512);
 	ctx = t_fault_async_ctx(&cfg, fault);
 	/* A new, empty file: the replay starts from an empty file. */
@@ -202,7 +201,6 @@ int main(void)
 		}
 	}
 	CHECK_EQ(exact, NG);
-	unlink(path);
 	wtio_fault_destroy(fault);
 	free(log);
 	printf("%d queued DSYNC appends in %d groups, %llu merged I/Os; %llu "
