@@ -8,7 +8,8 @@
  * flock and copy_file_range ask for, seen by the other processes with
  * the data they wrote; POSIX record locks between processes; a child of
  * syscall(SYS_fork) and one of vfork + exec on the parent's served
- * descriptor; threads, each with its connection, on one file.
+ * descriptor; threads, each with its connection, on one file, and forks
+ * while they are in calls.
  *
  *   shared_misc SERVED OUT
  */
@@ -407,6 +408,65 @@ static void t_threads(void)
 	CHECK(close(t_fd) == 0);
 }
 
+static volatile int ft_stop;
+
+static void *ft_thread(void *arg)
+{
+	long t = (long)arg;
+	char b[4096];
+
+	while (!ft_stop) {
+		memset(b, (char)('a' + t), sizeof(b));
+		if (pwrite(t_fd, b, sizeof(b), (off_t)t * 4096) != (ssize_t)sizeof(b))
+			return "pwrite";
+		if (pread(t_fd, b, sizeof(b), (off_t)t * 4096) != (ssize_t)sizeof(b) ||
+		    b[0] != (char)('a' + t))
+			return "pread";
+	}
+	return NULL;
+}
+
+/* fork while other threads are in calls to the holder: no hang, and the
+ * children see the data (each child's first call has a connection of
+ * its own, never its parent's threads' half-used ones) */
+static void t_fork_threads(void)
+{
+	pthread_t th[2];
+	void *r;
+	long t;
+
+	step = "fork while threads call the holder";
+	t_fd = openf("forkthreads", O_RDWR | O_CREAT | O_TRUNC);
+	put(t_fd, 0, 8192, 'a');
+	for (t = 0; t < 2; t++)
+		CHECK(pthread_create(&th[t], NULL, ft_thread, (void *)t) == 0);
+	for (int i = 0; i < 20; i++) {
+		int st;
+		pid_t pid = fork();
+
+		CHECK(pid >= 0);
+		if (!pid) {
+			char b[4096];
+
+			alarm(20);
+			if (pread(t_fd, b, 4096, 0) != 4096 || b[0] != 'a')
+				_exit(3);
+			_exit(0);
+		}
+		CHECK(waitpid(pid, &st, 0) == pid);
+		if (!WIFEXITED(st) || WEXITSTATUS(st))
+			die("child %d of a forking multithreaded parent failed "
+			    "(status 0x%x)", i, st);
+	}
+	ft_stop = 1;
+	for (t = 0; t < 2; t++) {
+		CHECK(pthread_join(th[t], &r) == 0);
+		if (r)
+			die("thread %ld: %s", t, (char *)r);
+	}
+	CHECK(close(t_fd) == 0);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -424,8 +484,9 @@ int main(int argc, char **argv)
 	t_copy();
 	t_raw_fork();
 	t_threads();
+	t_fork_threads();
 	printf("PASS: misc: dup2/F_DUPFD/close_range, another process's O_TRUNC "
 	       "and truncate(path), mmap, flock, record locks, copy_file_range, "
-	       "SYS_fork and vfork children, threads\n");
+	       "SYS_fork and vfork children, threads, forks beside threads\n");
 	return 0;
 }
