@@ -54,8 +54,12 @@ struct wtio_size_undo {
 };
 /* Under the file lock (excl: exclusive), before looking at i_size: a
  * write to [.., end). An exclusive writer then calls tail_claim before
- * it unlocks, whatever happened. */
-void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end, bool excl);
+ * it unlocks, whatever happened. A shared one (its I/O still to come)
+ * may be put in flight as u: it ends with tail_end, or with tail_drop
+ * when it goes exclusive after all. */
+void wtio_inode_tail_note(struct wtio_inode *inode, struct wtio_size_undo *u,
+			  int64_t end, bool excl);
+void wtio_inode_tail_drop(struct wtio_inode *inode, struct wtio_size_undo *u);
 /* Under the exclusive lock, at its end: the write put data up to
  * written (0: none) into the cache; claim: a write whose I/O (or DSYNC
  * step) is still to come: its move of i_size from u->before to

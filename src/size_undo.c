@@ -93,19 +93,55 @@ static void tail_run_over(struct wtio_inode *inode)
 	inode->tail_failed = false;
 }
 
-void wtio_inode_tail_note(struct wtio_inode *inode, int64_t end, bool excl)
+/* Into the list of writes in flight: tail_lock held. */
+static void tail_link(struct wtio_inode *inode, struct wtio_size_undo *u)
+{
+	u->next = NULL;
+	u->prev = inode->tail_tail;
+	if (u->prev)
+		u->prev->next = u;
+	else
+		inode->tail_head = u;
+	inode->tail_tail = u;
+	u->listed = true;
+}
+
+void wtio_inode_tail_note(struct wtio_inode *inode, struct wtio_size_undo *u,
+			  int64_t end, bool excl)
 {
 	if (end <= atomic_load(&inode->tail_guard))
 		return;
 	pthread_mutex_lock(&inode->tail_lock);
 	if (end > atomic_load(&inode->tail_guard)) {
 		/* An exclusive writer's end counts while it copies, and
-		 * what it copied counts from its claim on; a shared one
-		 * (inside i_size, NOSERIAL) counts at once. */
-		if (excl)
+		 * what it copied counts from its claim on. A shared one
+		 * (inside i_size, NOSERIAL write-through) is in flight
+		 * from now on: its end stays while it is, and counts as
+		 * acknowledged only once it succeeds, or a failed
+		 * overwrite would keep a failed append's extension. */
+		if (excl) {
 			atomic_store(&inode->tail_pending, end);
-		else if (end > inode->tail_floor)
-			inode->tail_floor = end;
+		} else {
+			u->before = u->after = end;
+			tail_link(inode, u);
+		}
+	}
+	pthread_mutex_unlock(&inode->tail_lock);
+}
+
+void wtio_inode_tail_drop(struct wtio_inode *inode, struct wtio_size_undo *u)
+{
+	pthread_mutex_lock(&inode->tail_lock);
+	if (u->listed) {
+		tail_unlink(inode, u);
+		if (!inode->tail_head &&
+		    atomic_load(&inode->tail_pending) < 0) {
+			/* What it held up may go now; the writer, going
+			 * exclusive past i_size, cleans what lies past. */
+			if (inode->tail_failed)
+				tail_shrink(inode);
+			tail_run_over(inode);
+		}
 	}
 	pthread_mutex_unlock(&inode->tail_lock);
 }
@@ -148,14 +184,7 @@ void wtio_inode_tail_claim(struct wtio_inode *inode, struct wtio_size_undo *u,
 		} else if (u->before < atomic_load(&inode->tail_guard)) {
 			atomic_store(&inode->tail_guard, u->before);
 		}
-		u->next = NULL;
-		u->prev = inode->tail_tail;
-		if (u->prev)
-			u->prev->next = u;
-		else
-			inode->tail_head = u;
-		inode->tail_tail = u;
-		u->listed = true;
+		tail_link(inode, u);
 	}
 	pthread_mutex_unlock(&inode->tail_lock);
 }

@@ -94,16 +94,18 @@ int wtio_write_lock(struct wtio_write *w, bool may_share)
 		if (wtio_rwsem_lock(inode, true, nowait))
 			return -EAGAIN;
 		/* Before looking at i_size (see size_undo.c). */
-		wtio_inode_tail_note(inode, end, false);
-		if (end <= wtio_inode_size(inode))
+		wtio_inode_tail_note(inode, w->undo, end, false);
+		if (end <= wtio_inode_size(inode)) {
 			w->shared = true;
-		else
-			wtio_rwsem_unlock(inode);
+			return 0;
+		}
+		wtio_inode_tail_drop(inode, w->undo);
+		wtio_rwsem_unlock(inode);
 	}
 	if (!w->shared) {
 		if (wtio_rwsem_lock(inode, false, nowait))
 			return -EAGAIN;
-		wtio_inode_tail_note(inode, end, true);
+		wtio_inode_tail_note(inode, w->undo, end, true);
 		/* Past i_size: first clean what a failed write left there. */
 		if (end > wtio_inode_size(inode)) {
 			ret = wtio_inode_prepare_extend(inode, nowait);

@@ -165,6 +165,6 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	}
 	/* A failed write leaves the size where it was (see "Sizes and
 	 * errors on failure" in docs/DESIGN.md). */
-	wtio_inode_tail_end(file->inode, &wbc.undo, err, false);
+	wtio_inode_tail_end(file->inode, &wbc.undo, err || ret < 0, false);
 	return err ? err : ret;
 }
