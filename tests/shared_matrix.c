@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "shared_check.h"
+
 extern char **environ;
 
 #define NF	2			/* files of the overlap role */
@@ -67,8 +69,6 @@ static const char *role = "?", *served, *out;
 static int who;				/* worker number, for messages */
 
 static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
-static void die(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -83,16 +83,6 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-#define CHECK(c) do { if (!(c)) die("%s:%d: %s (errno %d %s)", __FILE__, \
-	__LINE__, #c, errno, strerror(errno)); } while (0)
-
-static char *P(const char *dir, const char *name)
-{
-	char *p;
-
-	CHECK(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
-}
 
 static uint64_t mix(uint64_t z)
 {

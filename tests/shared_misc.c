@@ -32,10 +32,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "shared_check.h"
+
 static const char *served, *out, *step = "?";
 
-static void die(const char *fmt, ...)
-	__attribute__((noreturn, format(printf, 1, 2)));
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -48,16 +48,6 @@ static void die(const char *fmt, ...)
 	exit(1);
 }
 
-#define CHECK(c) do { if (!(c)) die("%s:%d: %s (errno %d %s)", __FILE__, \
-	__LINE__, #c, errno, strerror(errno)); } while (0)
-
-static char *P(const char *dir, const char *name)
-{
-	char *p;
-
-	CHECK(asprintf(&p, "%s/%s", dir, name) > 0);
-	return p;
-}
 
 static int openf(const char *name, int flags)
 {

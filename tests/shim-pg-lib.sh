@@ -158,3 +158,18 @@ new_database() {
 		>"$SHIM_TMP/init.out" 2>&1 ||
 		fail "$mode: pgbench -i: $(tail -5 "$SHIM_TMP/init.out")"
 }
+
+# pgbench_run MODE [PGBENCH OPTIONS]: pgbench -c 4 -j 2 -T SECS, which
+# must succeed with no abort; sets COMMITTED and TPS from its report
+pgbench_run() {
+	local mode=$1
+	shift
+	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" "$@" -c 4 -j 2 -T "$SECS" bench \
+		>"$SHIM_TMP/run.out" 2>&1 ||
+		fail "$mode: pgbench run: $(tail -5 "$SHIM_TMP/run.out")"
+	! grep -q "aborted\|ERROR" "$SHIM_TMP/run.out" ||
+		fail "$mode: pgbench: $(grep "aborted\|ERROR" "$SHIM_TMP/run.out" | head -3)"
+	COMMITTED=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$SHIM_TMP/run.out")
+	[ -n "$COMMITTED" ] || fail "$mode: no transaction count: $(cat "$SHIM_TMP/run.out")"
+	TPS=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$SHIM_TMP/run.out" | tail -1)
+}

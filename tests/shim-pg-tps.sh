@@ -64,9 +64,8 @@ start_tps() {
 new_database "$VARIANT" start_tps
 all=()
 for r in $(seq "$RUNS"); do
-	pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -n -c 4 -j 2 -T "$SECS" bench \
-		>"$SHIM_TMP/run.out" 2>&1 || fail "run $r: $(tail -5 "$SHIM_TMP/run.out")"
-	all+=("$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$SHIM_TMP/run.out" | tail -1)")
+	pgbench_run "$VARIANT run $r" -n
+	all+=("$TPS")
 done
 n=$(psql_q "SELECT count(*) FROM pgbench_accounts") || fail "count"
 [ "$n" = $((SCALE * 100000)) ] || fail "pgbench_accounts has $n rows"

@@ -42,14 +42,8 @@ for mode in $PGMODES; do
 			fail "$mode: no crash recovery after the kill: $(tail -5 "$LOG.plain")"
 		checks "$mode (SIGKILL)" ""
 	else
-		pg "$PGBIN/pgbench" -h "$SOCK" -p "$PORT" -c 4 -j 2 -T "$SECS" bench \
-			>"$SHIM_TMP/run.out" 2>&1 ||
-			fail "$mode: pgbench run: $(tail -5 "$SHIM_TMP/run.out")"
-		! grep -q "aborted\|ERROR" "$SHIM_TMP/run.out" ||
-			fail "$mode: pgbench: $(grep "aborted\|ERROR" "$SHIM_TMP/run.out" | head -3)"
-		committed=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$SHIM_TMP/run.out")
-		[ -n "$committed" ] || fail "$mode: no transaction count: $(cat "$SHIM_TMP/run.out")"
-		tps=$(sed -n 's/^tps = \([0-9.]*\).*/\1/p' "$SHIM_TMP/run.out" | tail -1)
+		pgbench_run "$mode"
+		committed=$COMMITTED tps=$TPS
 		stop "$mode"
 		grep -q "database system is shut down" "$LOG.shim" ||
 			fail "$mode: no clean shutdown: $(tail -5 "$LOG.shim")"
