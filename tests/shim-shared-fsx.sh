@@ -13,7 +13,6 @@
 . "$(dirname "$0")/shim-shared-lib.sh"
 [ -x "${WTIO_FSX:-}" ] || skip "wtio-fsx not built"
 OPS=${SHARED_FSX_OPS:-1500}
-STATS=$SHIM_TMP/stats
 FSX=("$WTIO_FSX" --posix --procs=3 -q -N "$OPS" -l 256k -o 32k)
 
 "${FSX[@]}" -S 1 "$SERVED/fsx" >"$SHIM_TMP/out" 2>&1 ||

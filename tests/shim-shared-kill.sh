@@ -8,10 +8,8 @@
 # back (docs/SHIM.md's table; printed, the documented loss).
 . "$(dirname "$0")/shim-lib.sh"
 . "$(dirname "$0")/shim-shared-lib.sh"
-BIN=$SHIM_BIN/shared_matrix
 [ -x "$BIN" ] || skip "shared_matrix not built"
 WANT=$SHIM_TMP/want
-STATS=$SHIM_TMP/stats
 "$BIN" pattern 1048576 >"$WANT" || fail "shared_matrix pattern"
 
 # one LABEL [WTIO-RUN OPTIONS]: LABEL kernel runs without the shim,

@@ -6,6 +6,9 @@
 # SHARED_FLAG= (empty) runs the same tests under the per-process shim, to
 # show that they fail there; the holder's checks are then skipped.
 SHARED_FLAG=${SHARED_FLAG---shared}
+# the holder's stats of the last srun, and the fork/exec checker
+STATS=$SHIM_TMP/stats
+BIN=$SHIM_BIN/shared_matrix
 if [ -n "$SHARED_FLAG" ]; then
 	"$WTIO_RUN" --help 2>&1 | grep -q -- "$SHARED_FLAG" ||
 		fail "wtio-run has no $SHARED_FLAG (issue #14 stage 1 not built)"

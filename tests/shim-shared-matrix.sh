@@ -33,10 +33,8 @@
 # narrow a run.
 . "$(dirname "$0")/shim-lib.sh"
 . "$(dirname "$0")/shim-shared-lib.sh"
-BIN=$SHIM_BIN/shared_matrix
 [ -x "$BIN" ] || skip "shared_matrix not built"
 OUT=$SHIM_TMP/out
-STATS=$SHIM_TMP/stats
 ROLES=${ONLY_ROLES:-overlap position append kill execinherit misc holderkill}
 [ -x "$SHIM_BIN/shared_misc" ] || skip "shared_misc not built"
 
