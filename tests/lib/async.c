@@ -204,12 +204,27 @@ static struct fa_node *fa_admit(struct fa_dom *d, struct fa_sink *sink,
 static void fa_ts_release(struct wtio_io_tstate *ts)
 {
 	struct fa_ts *t = (struct fa_ts *)ts;
+	unsigned int never_started = 0, arrived;
 	struct fa_node *n;
 
 	while ((n = t->plugged)) {
 		t->plugged = n->next;
+		never_started += n->sink == &t->sink;
 		free(n);
 	}
+	/* A worker still performing one of this thread's requests delivers
+	 * it into this sink: wait for it before the sink goes (a thread that
+	 * exits with I/O in flight; at teardown the workers are done). */
+	pthread_mutex_lock(&t->sink.lock);
+	for (;;) {
+		arrived = 0;
+		for (n = t->sink.head; n; n = n->next)
+			arrived++;
+		if (arrived + never_started >= t->sink.pending)
+			break;
+		pthread_cond_wait(&t->sink.cond, &t->sink.lock);
+	}
+	pthread_mutex_unlock(&t->sink.lock);
 	sink_destroy(&t->sink);
 }
 
