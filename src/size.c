@@ -196,6 +196,16 @@ int wtio_inode_cut_disk(struct wtio_inode *inode, bool wait_io)
 	return res < 0 ? (int)res : 0;
 }
 
+void wtio_inode_cut_pending(struct wtio_inode *inode)
+{
+	if (!atomic_load(&inode->eof_stale) ||
+	    pthread_rwlock_tryrdlock(&inode->i_rwsem))
+		return;
+	/* A failure leaves it to the next extension, as for the undo. */
+	wtio_inode_cut_disk(inode, false);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+}
+
 /*
  * Before i_size moves up (a write past it or a truncate up; exclusive
  * lock held): a failed extending write whose size was put back from a

@@ -36,6 +36,14 @@ void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size);
  * thread): only while no extending write is in flight, else later.
  * Caller holds i_rwsem (shared is enough). 0 or a negative errno. */
 int wtio_inode_cut_disk(struct wtio_inode *inode, bool wait_io);
+/* What failed writes may have left past i_size (eof_stale), cut from
+ * the backing file now if that needs no wait: by the completion thread
+ * of the undo, and by every holder of the exclusive file lock after
+ * releasing it, since the undo's thread cannot wait for that lock (it
+ * sets the flag before it tries the lock, the holder releases the lock
+ * before it looks at the flag: one of the two makes the cut). No locks
+ * held, no I/O of the caller's own in flight. */
+void wtio_inode_cut_pending(struct wtio_inode *inode);
 /* Before a write or truncate moves i_size up (exclusive lock held):
  * clean what a failed extending write left past i_size. -EAGAIN with
  * nowait when there is something to clean. */

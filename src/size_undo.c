@@ -217,11 +217,13 @@ void wtio_inode_tail_end(struct wtio_inode *inode, struct wtio_size_undo *u,
 		/* A failure of the cut leaves the flag set for the next. */
 		wtio_inode_prepare_extend(inode, false);
 		wtio_rwsem_unlock(inode);
-	} else if (cut && !pthread_rwlock_tryrdlock(&inode->i_rwsem)) {
+		/* Another undo's, which our hold kept from its cut. */
+		wtio_inode_cut_pending(inode);
+	} else if (cut) {
 		/* The backing file at once, if it can be had without
-		 * waiting; the cache when i_size next moves up. */
-		wtio_inode_cut_disk(inode, false);
-		pthread_rwlock_unlock(&inode->i_rwsem);
+		 * waiting (else the holder of the lock does it as it
+		 * leaves); the cache when i_size next moves up. */
+		wtio_inode_cut_pending(inode);
 	}
 }
 

@@ -393,6 +393,10 @@ void wtio_write_unlock(struct wtio_write *w)
 		wtio_inode_tail_claim(inode, w->undo, w->claim,
 				      w->done ? w->off + (int64_t)w->done : 0);
 	wtio_rwsem_unlock(inode);
+	/* An undo's cut our hold kept from it; a write-through writer's
+	 * own I/O is in flight still: it does so once that is over. */
+	if (!w->shared && w->mode != WTIO_WRITE_THROUGH)
+		wtio_inode_cut_pending(inode);
 }
 
 void wtio_write_finish(struct wtio_write *w, int err)

@@ -166,5 +166,7 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	/* A failed write leaves the size where it was (see "Sizes and
 	 * errors on failure" in docs/DESIGN.md). */
 	wtio_inode_tail_end(file->inode, &wbc.undo, err || ret < 0, false);
+	/* An undo's cut our hold of the file lock kept from it. */
+	wtio_inode_cut_pending(file->inode);
 	return err ? err : ret;
 }

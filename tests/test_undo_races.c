@@ -113,6 +113,114 @@ static void run_noserial(bool b_first, bool a_ok, bool b_ok)
 	free(shadow);
 }
 
+/*
+ * A queued DSYNC append lands its first block, then its rest fails,
+ * while another writer holds the file lock exclusive (waiting for a
+ * held write-through I/O of folio 0), so that the completion thread
+ * cannot cut: the failed append's error is reported, and once the
+ * holder has left, its landed block is not in the backing file,
+ * neither through the kernel (stat) nor after a crash.
+ */
+struct queued {
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	const uint8_t *buf;
+	ssize_t res;
+};
+
+static void *queued_thread(void *arg)
+{
+	struct queued *qa = arg;
+	struct wtio_queue *q;
+	struct wtio_cqe cqe;
+
+	CHECK_OK(wtio_queue_create(qa->ctx, 4, &q));
+	CHECK_OK(wtio_queue_pwrite(q, qa->f, qa->buf, 3 * BS - 100, A_OFF,
+				   WTIO_WRITETHROUGH | WTIO_DSYNC, 1));
+	CHECK_EQ(wtio_queue_reap(q, &cqe, 1, 1, -1), 1);
+	qa->res = cqe.res;
+	CHECK_OK(wtio_queue_destroy(q));
+	return NULL;
+}
+
+static void run_cut_busy(void)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule r0 = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				      .start = 0, .end = BS, .hold = 1 };
+	struct wtio_fault_rule r1 = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				      .start = A_OFF, .end = A_OFF + BS,
+				      .short_bytes = BS };
+	struct wtio_fault_rule r2 = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				      .start = A_OFF + BS, .hold = 1 };
+	uint8_t *old = t_malloc(S0), *abuf = t_malloc(3 * BS), w0[100];
+	const char *path = t_tmpfile("undo-cutbusy");
+	const char *dst = t_tmpfile("undo-cutbusy-replay");
+	struct wtio_fault_replay_info ri;
+	struct writer a, x;
+	struct queued qa;
+	pthread_t ta, tq, tx;
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint64_t ev, seed;
+	size_t len;
+	uint8_t *d;
+
+	CHECK(fault);
+	t_fill(old, S0, 64, 0);
+	t_fault_config(&cfg, BS, 64);
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
+	f = t_open(ctx, path, O_RDWR);
+	CHECK_EQ(wtio_pwrite(f, old, S0, 0, 0), S0);
+	CHECK_OK(wtio_fsync(f));
+	CHECK_OK(wtio_fault_add_rule(fault, &r0));
+	CHECK_OK(wtio_fault_add_rule(fault, &r1));
+	CHECK_OK(wtio_fault_add_rule(fault, &r2));
+	/* Folio 0 under a held write-through I/O (hold 0). */
+	t_fill(w0, sizeof(w0), 65, 0);
+	a = (struct writer){ f, w0, sizeof(w0), 0, WTIO_WRITETHROUGH, 0 };
+	CHECK_OK(pthread_create(&ta, NULL, write_thread, &a));
+	CHECK_OK(wtio_fault_wait_held(fault, 1, 10000));
+	/* The append: its first block lands, its rest is held (hold 1). */
+	t_fill(abuf, 3 * BS, 66, A_OFF);
+	qa = (struct queued){ ctx, f, abuf, 0 };
+	CHECK_OK(pthread_create(&tq, NULL, queued_thread, &qa));
+	CHECKF(wtio_fault_wait_held(fault, 2, 10000) == 0,
+	       "the append's rest never reached its I/O");
+	/* An overwrite of folio 0 waits for hold 0 with the lock held
+	 * exclusive. */
+	x = (struct writer){ f, w0, sizeof(w0), 0, WTIO_WRITETHROUGH, 0 };
+	CHECK_OK(pthread_create(&tx, NULL, write_thread, &x));
+	usleep(200 * 1000);
+	CHECK_OK(wtio_fault_release_one(fault, 1, ENOSPC));
+	CHECK_OK(pthread_join(tq, NULL));
+	CHECK_EQ(qa.res, -ENOSPC);
+	CHECK_EQ(wtio_file_size(f), S0);
+	/* The lock's holder makes the cut as it leaves. */
+	wtio_fault_release(fault);
+	CHECK_OK(pthread_join(ta, NULL));
+	CHECK_OK(pthread_join(tx, NULL));
+	CHECK_EQ(a.res, sizeof(w0));
+	CHECK_EQ(x.res, sizeof(w0));
+	ev = wtio_fault_nr_events(fault);
+	CHECKF(t_disk_size(path) == S0, "failed append under a busy file "
+	       "lock: the backing file is %lld bytes once the holder left "
+	       "(what landed of it), want %d", (long long)t_disk_size(path),
+	       S0);
+	wtio_ctx_crash(ctx);
+	for (seed = 0; seed < 4; seed++) {
+		d = t_fault_replay_read(fault, path, dst, ev, seed, &len, &ri);
+		CHECKF(len == S0, "crash after the failed append under a busy "
+		       "lock, seed %llu: %zu bytes, want %d",
+		       (unsigned long long)seed, len, S0);
+		free(d);
+	}
+	wtio_fault_destroy(fault);
+	free(old);
+	free(abuf);
+}
+
 int main(void)
 {
 	int i;
@@ -121,6 +229,9 @@ int main(void)
 	t_watchdog(60, "an undo race hung");
 	for (i = 0; i < 8; i++)
 		run_noserial(i & 1, i & 2, i & 4);
+	run_cut_busy();
+	printf("a queued DSYNC append landing a block, then failing under a "
+	       "busy file lock: cut once the holder left\n");
 	printf("a NOSERIAL overwrite inside a held append's extension, both "
 	       "orders, every outcome: size exact\n");
 	printf("PASS\n");
