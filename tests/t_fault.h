@@ -103,6 +103,51 @@ static inline uint8_t *t_fault_replay_read(struct wtio_fault *fault,
 	return d;
 }
 
+/* A new context over fault (cfg) in *ctxp and a handle of path in it,
+ * holding len bytes of old written through wtio and made durable, so
+ * that the record (where a replay starts) has them. */
+static inline struct wtio_file *t_fault_durable_file(struct wtio_fault *fault,
+						     const struct wtio_config *cfg,
+						     const char *path,
+						     const uint8_t *old,
+						     size_t len,
+						     struct wtio_ctx **ctxp)
+{
+	struct wtio_file *f;
+
+	*ctxp = t_fault_ctx_create_or_skip(cfg, fault);
+	f = t_open(*ctxp, path, O_RDWR);
+	CHECK_EQ(wtio_pwrite(f, old, len, 0, 0), (ssize_t)len);
+	CHECK_OK(wtio_fsync(f));
+	return f;
+}
+
+/* A crash after the first nr events of the record, under seeds 0 to
+ * nseeds - 1 (replayed into dst): the file is len bytes long each
+ * time, old's (unless NULL). what names the case in a failure. */
+static inline void t_fault_check_crash_equals(struct wtio_fault *fault,
+					      const char *path,
+					      const char *dst, uint64_t nr,
+					      uint64_t nseeds,
+					      const uint8_t *old, size_t len,
+					      const char *what)
+{
+	struct wtio_fault_replay_info ri;
+	uint64_t seed;
+	size_t got;
+	uint8_t *d;
+
+	for (seed = 0; seed < nseeds; seed++) {
+		d = t_fault_replay_read(fault, path, dst, nr, seed, &got, &ri);
+		CHECKF(got == len, "%s: crash, seed %llu: %zu bytes, want %zu",
+		       what, (unsigned long long)seed, got, len);
+		CHECKF(!old || t_memdiff(d, old, len) < 0, "%s: crash, seed %llu: "
+		       "the old data differs", what,
+		       (unsigned long long)seed);
+		free(d);
+	}
+}
+
 /* The trace's I/Os of op (WTIO_FAULT_*) of more than min_len bytes
  * (and, with chan, only those submitted to a channel; with faulted,
  * only those a rule matched): how many, and the longest in *maxp. */
