@@ -258,6 +258,7 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 		/* Nothing left to submit: what was copied, if anything,
 		 * was already written while making room. */
 		aio_complete(aio);
+		wtio_inode_cut_pending(file->inode);
 		return 0;
 	}
 	aio->wbc.done = aio_done;
@@ -275,6 +276,9 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 	}
 	if (atomic_fetch_sub(&aio->wbc.inflight, 1) == 1)
 		aio_done(&aio->wbc);
+	/* An undo's cut our hold of the file lock kept from it (size.h);
+	 * none of this write's I/O is on this thread's own backend now. */
+	wtio_inode_cut_pending(file->inode);
 	return 0;
 }
 

@@ -123,9 +123,7 @@ static void run_noserial(bool b_first, bool a_ok, bool b_ok)
  */
 struct queued {
 	struct wtio_ctx *ctx;
-	struct wtio_file *f;
-	const uint8_t *buf;
-	ssize_t res;
+	struct writer w;
 };
 
 static void *queued_thread(void *arg)
@@ -135,15 +133,16 @@ static void *queued_thread(void *arg)
 	struct wtio_cqe cqe;
 
 	CHECK_OK(wtio_queue_create(qa->ctx, 4, &q));
-	CHECK_OK(wtio_queue_pwrite(q, qa->f, qa->buf, 3 * BS - 100, A_OFF,
-				   WTIO_WRITETHROUGH | WTIO_DSYNC, 1));
+	CHECK_OK(wtio_queue_pwrite(q, qa->w.f, qa->w.buf, qa->w.len,
+				   qa->w.off, qa->w.flags, 1));
 	CHECK_EQ(wtio_queue_reap(q, &cqe, 1, 1, -1), 1);
-	qa->res = cqe.res;
+	qa->w.res = cqe.res;
 	CHECK_OK(wtio_queue_destroy(q));
 	return NULL;
 }
 
-static void run_cut_busy(void)
+/* x_queued: the lock's holder is a queued write. */
+static void run_cut_busy(bool x_queued)
 {
 	struct wtio_fault *fault = wtio_fault_create();
 	struct wtio_fault_rule r0 = { .ops = WTIO_FAULT_WRITE, .count = 1,
@@ -156,8 +155,8 @@ static void run_cut_busy(void)
 	uint8_t *old = t_malloc(S0), *abuf = t_malloc(3 * BS), w0[100];
 	const char *path = t_tmpfile("undo-cutbusy");
 	const char *dst = t_tmpfile("undo-cutbusy-replay");
-	struct writer a, x;
-	struct queued qa;
+	struct writer a;
+	struct queued qa, qx;
 	pthread_t ta, tq, tx;
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx;
@@ -178,30 +177,35 @@ static void run_cut_busy(void)
 	CHECK_OK(wtio_fault_wait_held(fault, 1, 10000));
 	/* The append: its first block lands, its rest is held (hold 1). */
 	t_fill(abuf, 3 * BS, 66, A_OFF);
-	qa = (struct queued){ ctx, f, abuf, 0 };
+	qa = (struct queued){ ctx, { f, abuf, 3 * BS - 100, A_OFF,
+				     WTIO_WRITETHROUGH | WTIO_DSYNC, 0 } };
 	CHECK_OK(pthread_create(&tq, NULL, queued_thread, &qa));
 	CHECKF(wtio_fault_wait_held(fault, 2, 10000) == 0,
 	       "the append's rest never reached its I/O");
 	/* An overwrite of folio 0 waits for hold 0 with the lock held
 	 * exclusive. */
-	x = (struct writer){ f, w0, sizeof(w0), 0, WTIO_WRITETHROUGH, 0 };
-	CHECK_OK(pthread_create(&tx, NULL, write_thread, &x));
+	qx = (struct queued){ ctx, { f, w0, sizeof(w0), 0, WTIO_WRITETHROUGH,
+				     0 } };
+	CHECK_OK(pthread_create(&tx, NULL, x_queued ? queued_thread :
+				write_thread, x_queued ? (void *)&qx :
+				(void *)&qx.w));
 	usleep(200 * 1000);
 	CHECK_OK(wtio_fault_release_one(fault, 1, ENOSPC));
 	CHECK_OK(pthread_join(tq, NULL));
-	CHECK_EQ(qa.res, -ENOSPC);
+	CHECK_EQ(qa.w.res, -ENOSPC);
 	CHECK_EQ(wtio_file_size(f), S0);
 	/* The lock's holder makes the cut as it leaves. */
 	wtio_fault_release(fault);
 	CHECK_OK(pthread_join(ta, NULL));
 	CHECK_OK(pthread_join(tx, NULL));
 	CHECK_EQ(a.res, sizeof(w0));
-	CHECK_EQ(x.res, sizeof(w0));
+	CHECK_EQ(qx.w.res, sizeof(w0));
 	ev = wtio_fault_nr_events(fault);
 	CHECKF(t_disk_size(path) == S0, "failed append under a busy file "
-	       "lock: the backing file is %lld bytes once the holder left "
-	       "(what landed of it), want %d", (long long)t_disk_size(path),
-	       S0);
+	       "lock (%s holder): the backing file is %lld bytes once the "
+	       "holder left (what landed of it), want %d",
+	       x_queued ? "queued" : "synchronous",
+	       (long long)t_disk_size(path), S0);
 	wtio_ctx_crash(ctx);
 	/* Its length (the overwrites of folio 0 were not flushed). */
 	t_fault_check_crash_equals(fault, path, dst, ev, 4, NULL, S0,
@@ -219,9 +223,11 @@ int main(void)
 	t_watchdog(60, "an undo race hung");
 	for (i = 0; i < 8; i++)
 		run_noserial(i & 1, i & 2, i & 4);
-	run_cut_busy();
+	run_cut_busy(false);
+	run_cut_busy(true);
 	printf("a queued DSYNC append landing a block, then failing under a "
-	       "busy file lock: cut once the holder left\n");
+	       "busy file lock (a synchronous or queued holder): cut once the holder "
+	       "left\n");
 	printf("a NOSERIAL overwrite inside a held append's extension, both "
 	       "orders, every outcome: size exact\n");
 	printf("PASS\n");
