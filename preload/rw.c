@@ -82,10 +82,10 @@ static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
 	}
 	if (write && r > 0)	/* the kernel moves the mtime: so do we */
 		atomic_store(&o->times_kept, false);
+	/* nothing written moves nothing, O_APPEND or not (the kernel returns
+	 * before it takes the end of the file) */
 	if (r > 0 && use_pos)
 		o->pos = off + r;
-	else if (r >= 0 && use_pos && append)
-		o->pos = off;
 out:
 	pthread_rwlock_unlock(&o->io_lock);
 	if (use_pos)
