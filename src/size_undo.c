@@ -25,11 +25,15 @@
  * (wtio_inode_tail_note) before it looks at i_size, under tail_lock when
  * it reaches past the guard. Either its note comes first and the
  * put-back stays above its end, or the put-back comes first and the
- * writer sees the smaller size. A write ending at or below the guard can
- * never be cut. What the failed writes left past the new size is cut:
- * the backing file at once where that needs no wait
- * (wtio_inode_cut_disk), the cache (and the file otherwise) by
- * wtio_inode_prepare_extend before i_size next moves up.
+ * writer sees the smaller size. A NOSERIAL writer (the lock shared,
+ * inside i_size) noting past the guard is one of the run's writes in
+ * flight from then on: its end counts as acknowledged only once it
+ * succeeds. A write ending at or below the guard can never be cut. What
+ * the failed writes left past the new size is cut: the backing file at
+ * once where that needs no wait, else by the holder of the file lock
+ * that was in the way, as it leaves (wtio_inode_cut_pending); the cache
+ * (and the file otherwise) by wtio_inode_prepare_extend before i_size
+ * next moves up.
  */
 #include <pthread.h>
 #include <stdatomic.h>
