@@ -38,13 +38,22 @@ struct uring_ts {
 	unsigned int held;
 	/* wtio_io_plug depth: submits leave the SQ to the next enter. */
 	unsigned int plugged;
+	/*
+	 * No ring: this thread could not make one (EMFILE when the program
+	 * has used up its descriptors, ENOMEM). Its requests are done
+	 * synchronously and wait in dq for reap, so that write-back from
+	 * such a thread (a close) still writes instead of failing and
+	 * dropping the data. Tried again once nothing is in flight.
+	 */
+	bool noring;
 };
 
 static void uring_release(struct wtio_io_tstate *ts)
 {
 	struct uring_ts *uts = (struct uring_ts *)ts;
 
-	io_uring_queue_exit(&uts->ring);
+	if (!uts->noring)
+		io_uring_queue_exit(&uts->ring);
 	wtio_io_doneq_free(&uts->dq);
 }
 
@@ -69,6 +78,18 @@ static int uring_init_ring(struct uring_dom *ud, struct io_uring *ring,
 	return ret;
 }
 
+/* Give a ring-less thread state its ring, if the kernel lets it now. */
+static void uring_ts_try_ring(struct uring_dom *ud, struct uring_ts *uts)
+{
+	if (uring_init_ring(ud, &uts->ring, URING_DEPTH) < 0)
+		return;
+	uts->noring = false;
+	/* Pinning can fail (RLIMIT_MEMLOCK); plain buffers still work. */
+	if (ud->bufs)
+		uts->fixed = io_uring_register_buffers(&uts->ring, ud->bufs,
+						       ud->nr_bufs) == 0;
+}
+
 static struct uring_ts *uring_ts_get(struct wtio_io_backend *be, int *err)
 {
 	struct uring_dom *ud = be->private;
@@ -84,19 +105,12 @@ static struct uring_ts *uring_ts_get(struct wtio_io_backend *be, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	ret = uring_init_ring(ud, &uts->ring, URING_DEPTH);
-	if (ret < 0) {
-		free(uts);
-		*err = ret;
-		return NULL;
-	}
-	/* Pinning can fail (RLIMIT_MEMLOCK); plain buffers still work. */
-	if (ud->bufs)
-		uts->fixed = io_uring_register_buffers(&uts->ring, ud->bufs,
-						       ud->nr_bufs) == 0;
+	uts->noring = true;
+	uring_ts_try_ring(ud, uts);
 	ret = wtio_io_tstate_add(&ud->dom, &uts->ts);
 	if (ret) {
-		io_uring_queue_exit(&uts->ring);
+		if (!uts->noring)
+			io_uring_queue_exit(&uts->ring);
 		free(uts);
 		*err = ret;
 		return NULL;
@@ -149,6 +163,8 @@ static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 	uts = uring_ts_get(be, &ret);
 	if (!uts)
 		return ret;
+	if (uts->noring && !uts->inflight)
+		uring_ts_try_ring(be->private, uts);
 	/*
 	 * Room for every request to fail after some have been queued, and
 	 * for a ring's worth of completions taken off a backed-up CQ.
@@ -156,6 +172,14 @@ static int uring_submit(struct wtio_io_backend *be, struct wtio_io_req **reqs,
 	ret = wtio_io_doneq_reserve(&uts->dq, nr + URING_DEPTH);
 	if (ret)
 		return ret;
+	if (uts->noring) {
+		for (i = 0; i < nr; i++) {
+			uts->inflight++;
+			wtio_io_doneq_push(&uts->dq, reqs[i],
+					   wtio_psync_do(reqs[i]));
+		}
+		return 0;
+	}
 
 	for (i = 0; i < nr; i++) {
 		uts->held = nr - i;
@@ -191,7 +215,7 @@ static void uring_plug(struct wtio_io_backend *be, bool on)
 	int err = 0;
 	struct uring_ts *uts = uring_ts_get(be, &err);
 
-	if (!uts)
+	if (!uts || uts->noring)
 		return;	/* the submit finds the same error and says it */
 	if (on) {
 		uts->plugged++;
@@ -218,7 +242,7 @@ static unsigned int uring_deliver(struct uring_ts *uts)
 
 	for (;;) {
 		if (!wtio_io_doneq_pop(&uts->dq, &d)) {
-			if (io_uring_peek_cqe(&uts->ring, &cqe))
+			if (uts->noring || io_uring_peek_cqe(&uts->ring, &cqe))
 				break;
 			d.req = io_uring_cqe_get_data(cqe);
 			d.res = cqe->res;
@@ -244,6 +268,8 @@ static int uring_reap(struct wtio_io_backend *be, unsigned int min_complete,
 
 	if (!uts)
 		return 0;
+	if (uts->noring)	/* all done already, as psync's */
+		return uring_deliver(uts);
 	/* Waiting for more than is in flight would never end. */
 	target = min_complete < uts->inflight ? min_complete : uts->inflight;
 	if (timeout)
