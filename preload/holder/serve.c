@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "ctx.h"
@@ -177,6 +178,21 @@ fail:
 	return ret;
 }
 
+/* Created within the last second (the holder's creating open of it may
+ * still hold its description, before it notes it: hino_note_recent). */
+static bool born_lately(int fd)
+{
+	struct statx sx;
+	struct timespec now;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME | STATX_CTIME, &sx) < 0)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (sx.stx_mask & STATX_BTIME)
+		return now.tv_sec - sx.stx_btime.tv_sec <= 1;
+	return now.tv_sec - sx.stx_ctime.tv_sec <= 1;
+}
+
 /* Set up a new served inode (OPENING, claimed) on the file of pfd
  * (created: pfd is the creating open's O_RDWR description, and is
  * closed here). */
@@ -189,7 +205,7 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	char pp[64];
 	const char *why;
 	struct hofd *o;
-	int fd, fl, ret, tries;
+	int fd, fl, ret;
 
 	if (created) {
 		fd = fcntl(pfd, F_DUPFD_CLOEXEC, 3);
@@ -223,13 +239,17 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	if (created)
 		close(pfd);
 	ret = hlease_take(fd);
-	/* The last close of the file a moment ago: its closer's own
+	/* The holder closed the file a moment ago (its closer's own
 	 * descriptor of the old description goes right after the holder's
-	 * answer (and would make this open "open elsewhere" for good). */
-	for (tries = 0; ret == -EAGAIN && tries < 100 &&
-	     hino_recently_closed(ino->dev, ino->ino, 200); tries++) {
-		usleep(1000);
-		ret = hlease_take(fd);
+	 * answer), or has just created it (the creating open's description
+	 * is still open, in the thread that will claim it next): give the
+	 * claim up and look again (hserve_open), rather than "open
+	 * elsewhere", which would demote the file at the next open. */
+	if (ret == -EAGAIN && !created &&
+	    (hino_recently_closed(ino->dev, ino->ino, 200) || born_lately(fd))) {
+		close(fd);
+		ret = -EAGAIN;
+		goto fail;
 	}
 	if (ret) {
 		why = ret == -EAGAIN ? "open elsewhere" :
@@ -378,6 +398,8 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 		close(pfd);
 		return ret;
 	}
+	if (created)	/* another open of it may claim it first (setup) */
+		hino_note_recent(st.st_dev, st.st_ino);
 	if (!created) {
 		if (excl) {
 			close(pfd);
@@ -394,6 +416,7 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 		}
 	}
 	fd_path(pfd, real_path, sizeof(real_path), path);
+	tries = 0;
 	for (;;) {
 		ino = hino_get_or_claim(st.st_dev, st.st_ino, real_path,
 					&claimed);
@@ -405,7 +428,15 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 			ret = setup(ino, pfd, created, flags, ofd, send_fd);
 			if (created)
 				pfd = -1;	/* setup closed it */
-			break;
+			if (ret != -EAGAIN || created)
+				break;
+			/* a close or creation of a moment ago (setup) */
+			if (++tries > 100) {
+				ret = not_served(real_path, "open elsewhere", true);
+				break;
+			}
+			usleep(1000);
+			continue;
 		}
 		if ((acc != O_RDONLY) && !ino->writable) {
 			hino_put(ino);

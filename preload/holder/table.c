@@ -396,12 +396,7 @@ static int ofd_free(struct hofd *o)
 		       r ? ", write-back failed" : "");
 		if (r && !ret)
 			ret = r;
-		pthread_mutex_lock(&tab_lock);
-		recent[recent_next % RECENT].dev = ino->dev;
-		recent[recent_next % RECENT].ino = ino->ino;
-		clock_gettime(CLOCK_MONOTONIC, &recent[recent_next % RECENT].t);
-		recent_next++;
-		pthread_mutex_unlock(&tab_lock);
+		hino_note_recent(ino->dev, ino->ino);
 		hino_end_busy(ino);
 		return ret;
 	}
@@ -418,6 +413,16 @@ int hofd_put(struct hofd *o, long n)
 		return 0;
 	}
 	return ofd_free(o);
+}
+
+void hino_note_recent(dev_t dev, ino_t inum)
+{
+	pthread_mutex_lock(&tab_lock);
+	recent[recent_next % RECENT].dev = dev;
+	recent[recent_next % RECENT].ino = inum;
+	clock_gettime(CLOCK_MONOTONIC, &recent[recent_next % RECENT].t);
+	recent_next++;
+	pthread_mutex_unlock(&tab_lock);
 }
 
 bool hino_recently_closed(dev_t dev, ino_t inum, int ms)

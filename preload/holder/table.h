@@ -106,6 +106,8 @@ void hino_wait_settled(void);
  * ms milliseconds? The client that closed it may not have closed its own
  * descriptor of the old description yet. */
 bool hino_recently_closed(dev_t dev, ino_t ino, int ms);
+/* Note (dev, ino) as closed (or created) by the holder just now. */
+void hino_note_recent(dev_t dev, ino_t ino);
 
 /* A new OFD of a SERVED (or OPENING) inode, one reference, a new id;
  * NULL (*err -ENOMEM, or -EAGAIN: the inode is being demoted or closed,
