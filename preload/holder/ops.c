@@ -475,7 +475,7 @@ void hops_handle(struct hconn *c, const struct holder_req *req, int *fds,
 		rep->status = -EINVAL;	/* once per connection */
 		return;
 	}
-	o = hofd_get(req->ofd);
+	o = hproc_ofd(c->proc, req->ofd);
 	if (!o) {
 		rep->status = -EBADF;
 		return;

@@ -24,6 +24,7 @@
 #include "../holder_proto.h"
 #include "log.h"
 #include "deadline.h"
+#include "orphan.h"
 #include "proc.h"
 
 struct pref {
@@ -48,6 +49,7 @@ struct hproc {
 struct htoken {
 	uint64_t id;
 	pid_t parent;
+	uint64_t made;		/* CLOCK_BOOTTIME ns, before the fork */
 	struct pref *refs;
 	int nr;
 	struct htoken *next;
@@ -175,6 +177,8 @@ static void give_refs(struct hproc *p, struct pref *refs, int nr)
 	free(refs);
 }
 
+static void orphan_tokens(pid_t parent);
+
 /* The watcher heard p end. */
 static void proc_died(struct hproc *p)
 {
@@ -197,6 +201,7 @@ static void proc_died(struct hproc *p)
 		       (int)p->pid, nr);
 	}
 	drop_refs(refs, nr);
+	orphan_tokens(p->pid);
 	pthread_mutex_lock(&procs_lock);
 	if (--nr_watched == 0)
 		pthread_cond_broadcast(&procs_cond);
@@ -421,6 +426,7 @@ int64_t hproc_fork_prepare(struct hproc *p)
 	t->nr = p->nr;
 	pthread_mutex_unlock(&p->lock);
 	t->parent = p->pid;
+	t->made = horphan_now();
 	pthread_mutex_lock(&procs_lock);
 	t->id = next_token++;
 	t->next = tokens;
@@ -460,6 +466,96 @@ int hproc_fork_done(struct hproc *p, uint64_t token, int64_t child)
 	}
 	free(t);
 	return 0;
+}
+
+/*
+ * A token's parent died before HOP_FORK_DONE: the child, if the fork
+ * happened, is one of the processes of the program started since the
+ * token (orphan.c), and may still claim it. Each of those gets a copy of
+ * the pins, dropped at its end (or at its exec's HELLO, as FORK_DONE's
+ * would be), and the token goes: with no such process, the pins are
+ * released now. When the candidates cannot be known, the token is kept
+ * until the holder ends (files written back then).
+ */
+static bool hand_orphan(struct htoken *t)
+{
+	pid_t cand[64];
+	int n = horphan_candidates(t->made, t->parent, cand, 64), i, j;
+
+	if (n < 0)
+		return false;
+	for (i = 0; i < n; i++) {
+		struct pref *copy = calloc((size_t)t->nr + 1, sizeof(*copy));
+		struct hproc *c;
+
+		pthread_mutex_lock(&procs_lock);
+		errno = 0;
+		c = copy ? get_locked(cand[i], -1) : NULL;
+		if (c)
+			c->users++;
+		pthread_mutex_unlock(&procs_lock);
+		if (!c) {
+			free(copy);
+			if (errno == ESRCH)	/* it ended meanwhile */
+				continue;
+			return false;
+		}
+		for (j = 0; j < t->nr; j++) {
+			copy[j] = t->refs[j];
+			hofd_ref(copy[j].o, copy[j].n);
+		}
+		give_refs(c, copy, t->nr);
+		hproc_put(c);
+	}
+	hdebug("process %d died in a fork: its %d pinned descriptions %s",
+	       (int)t->parent, t->nr, n ? "go to the processes that may be its child" :
+	       "released (no child)");
+	drop_refs(t->refs, t->nr);
+	free(t);
+	return true;
+}
+
+static void orphan_tokens(pid_t parent)
+{
+	struct htoken *mine = NULL, **pt, *t;
+
+	pthread_mutex_lock(&procs_lock);
+	for (pt = &tokens; (t = *pt);) {
+		if (t->parent == parent) {
+			*pt = t->next;
+			t->next = mine;
+			mine = t;
+		} else {
+			pt = &t->next;
+		}
+	}
+	pthread_mutex_unlock(&procs_lock);
+	while ((t = mine)) {
+		mine = t->next;
+		if (hand_orphan(t))
+			continue;
+		hlog("process %d died in a fork; its child is not known: %d descriptions stay pinned until the end",
+		     (int)parent, t->nr);
+		pthread_mutex_lock(&procs_lock);
+		t->next = tokens;
+		tokens = t;
+		pthread_mutex_unlock(&procs_lock);
+	}
+}
+
+struct hofd *hproc_ofd(struct hproc *p, uint64_t id)
+{
+	struct hofd *o = NULL;
+	int i;
+
+	pthread_mutex_lock(&p->lock);
+	i = find_ref(p, id);
+	if (i >= 0) {
+		o = p->refs[i].o;
+		hofd_ref(o, 1);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return o;
 }
 
 void hproc_exec(struct hproc *p)

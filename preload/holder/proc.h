@@ -30,8 +30,14 @@ void hproc_adopt(struct hproc *p, struct hofd *o);
  * last close's write-back result), -EBADF if it names none of that id. */
 int hproc_ref(struct hproc *p, uint64_t id);
 int hproc_unref(struct hproc *p, uint64_t id);
+/* The OFD id, referenced (hofd_put), if p names it: a process reaches
+ * only the opens it was given (its own, a claimed fork's), never another
+ * process's by guessing an id. NULL: it names none of that id (EBADF). */
+struct hofd *hproc_ofd(struct hproc *p, uint64_t id);
 /* fork: a token pinning every reference of p for its child (> 0), or
- * -errno; then the child's pid (or -errno: pins dropped). */
+ * -errno; then the child's pid (or -errno: pins dropped). If p dies in
+ * between, the pins go to the processes that may be its child (orphan.c),
+ * or are released when there is none. */
 int64_t hproc_fork_prepare(struct hproc *p);
 int hproc_fork_done(struct hproc *p, uint64_t token, int64_t child);
 /* The process is about to exec: its references go at its new image's

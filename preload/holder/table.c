@@ -17,12 +17,10 @@
 #include "table.h"
 
 #define INO_BUCKETS 1024
-#define OFD_BUCKETS 4096
 
 static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t tab_cond = PTHREAD_COND_INITIALIZER;
 static struct hinode *ino_hash[INO_BUCKETS];
-static struct hofd *ofd_hash[OFD_BUCKETS];
 static uint64_t next_id = 1;
 /* The files whose last close was the holder's latest (ring): a client's
  * descriptor of the old description may still be open for a moment
@@ -240,7 +238,6 @@ struct hofd *hofd_new(struct hinode *ino, int oflags, struct wtio_file *wf,
 		      int *err)
 {
 	struct hofd *o = calloc(1, sizeof(*o));
-	unsigned int b;
 
 	*err = -ENOMEM;
 	if (!o)
@@ -261,29 +258,12 @@ struct hofd *hofd_new(struct hinode *ino, int oflags, struct wtio_file *wf,
 		return NULL;
 	}
 	o->id = next_id++;
-	b = (unsigned int)(o->id % OFD_BUCKETS);
-	o->map_next = ofd_hash[b];
-	ofd_hash[b] = o;
 	o->ino_next = ino->ofds;
 	ino->ofds = o;
 	ino->nr_ofds++;
 	ino->users++;
 	pthread_mutex_unlock(&tab_lock);
 	*err = 0;
-	return o;
-}
-
-struct hofd *hofd_get(uint64_t id)
-{
-	struct hofd *o;
-
-	pthread_mutex_lock(&tab_lock);
-	for (o = ofd_hash[id % OFD_BUCKETS]; o; o = o->map_next)
-		if (o->id == id) {
-			o->refs++;
-			break;
-		}
-	pthread_mutex_unlock(&tab_lock);
 	return o;
 }
 
@@ -357,13 +337,7 @@ static int ofd_free(struct hofd *o)
 	struct hofd **p;
 	bool close_file = false;
 	int ret = 0;
-	unsigned int b = (unsigned int)(o->id % OFD_BUCKETS);
 
-	for (p = &ofd_hash[b]; *p; p = &(*p)->map_next)
-		if (*p == o) {
-			*p = o->map_next;
-			break;
-		}
 	pthread_mutex_unlock(&tab_lock);
 	pthread_rwlock_rdlock(&ino->io_lock);
 	pthread_mutex_lock(&tab_lock);

@@ -75,7 +75,7 @@ struct hofd {
 	int demoted_fd;		/* its own kernel description, once demoted */
 	/* table lock: */
 	long refs;		/* processes' fds, fork pins, requests */
-	struct hofd *map_next, *ino_next;
+	struct hofd *ino_next;
 };
 
 /* The served (or being set up) inode of (dev, ino), with a user
@@ -114,8 +114,8 @@ void hino_note_recent(dev_t dev, ino_t ino);
  * look it up again). */
 struct hofd *hofd_new(struct hinode *ino, int oflags, struct wtio_file *wf,
 		      int *err);
-/* By id, referenced; NULL if none. */
-struct hofd *hofd_get(uint64_t id);
+/* (By id: only through the process that names it, proc.c's
+ * hproc_ofd.) */
 void hofd_ref(struct hofd *o, long n);
 /* Drop n references. The last one frees the OFD, and the last OFD of a
  * served file closes it (write-back, exact size, lease dropped): that

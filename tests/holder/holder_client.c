@@ -360,6 +360,91 @@ static void test_fork(struct conn *c)
 	CHECK(CALL(c, HOP_UNREF, ofd, 0, 0, 0) == 0);
 }
 
+/* A process reaches only the opens it was given: another process of the
+ * program naming an OFD id it never got (no fork token claimed) gets
+ * EBADF for every call on it, never the other process's file. */
+static void test_foreign_ofd(struct conn *c)
+{
+	uint64_t ofd;
+	int st;
+	pid_t pid;
+
+	CHECK(hopen(c, "mine", O_CREAT | O_TRUNC | O_RDWR, 0644, &ofd, NULL) ==
+	      HOLDER_SERVED);
+	CHECK(hwrite(c, ofd, 0, 4096, 14) == 4096);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct conn cc;
+
+		close(c->sock);
+		connect_holder(&cc, 0, 0);
+		CHECK(CALL(&cc, HOP_READ, ofd, 0, 4096, 0) == -EBADF);
+		CHECK(hwrite(&cc, ofd, 0, 4096, 15) == -EBADF);
+		CHECK(CALL(&cc, HOP_LSEEK, ofd, 0, SEEK_END, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_SIZE, ofd, 0, 0, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_FTRUNCATE, ofd, 0, 0, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_FSYNC, ofd, 0, 0, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_SETFL, ofd, O_APPEND, 0, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_DEMOTE, ofd, HDEMOTE_PROGRAM, 0, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_REF, ofd, 0, 0, 0) == -EBADF);
+		CHECK(CALL(&cc, HOP_UNREF, ofd, 0, 0, 0) == -EBADF);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+	      WEXITSTATUS(st) == 0);
+	/* the owner's open is untouched */
+	expect_read(c, ofd, 0, 4096, 14);
+	CHECK(CALL(c, HOP_UNREF, ofd, 0, 0, 0) == 0);
+}
+
+/* A parent that asked for a fork token and died before HOP_FORK_DONE
+ * (no child was forked): the pins go with it, and the file it wrote is
+ * written back and closed, not kept served until the holder's end. */
+static void test_fork_orphan(struct conn *c)
+{
+	int pfd[2], st, i;
+	struct stat sb;
+	char path[4096], ok;
+	pid_t pid;
+
+	CHECK(pipe(pfd) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct conn cc;
+		uint64_t ofd;
+
+		close(c->sock);
+		connect_holder(&cc, 0, 0);
+		CHECK(hopen(&cc, "orphan", O_CREAT | O_TRUNC | O_RDWR, 0644,
+			    &ofd, NULL) == HOLDER_SERVED);
+		CHECK(hwrite(&cc, ofd, -1, 65536, 16) == 65536);
+		CHECK(CALL(&cc, HOP_FORK_PREPARE, 0, 0, 0, 0) > 0);
+		CHECK(write(pfd[1], "p", 1) == 1);
+		pause();
+		_exit(1);
+	}
+	close(pfd[1]);
+	CHECK(read(pfd[0], &ok, 1) == 1);
+	close(pfd[0]);
+	CHECK(kill(pid, SIGKILL) == 0);
+	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
+	snprintf(path, sizeof(path), "%s/orphan", dir);
+	CHECK(stat(path, &sb) == 0);
+	for (i = 0; i < 500; i++) {
+		struct holder_reply rep;
+
+		if (call(c, HOP_SIZE_INO, 0, (int64_t)sb.st_dev,
+			 (int64_t)sb.st_ino, 0, 0, -1, &rep, NULL) ==
+		    HOLDER_NOT_SERVED)
+			break;
+		usleep(10000);
+	}
+	CHECKF(i < 500, "a token whose parent died unforked still pins the file");
+	expect_file("orphan", 65536, 16);
+}
+
 /* A child writes 1 MiB in write-back mode and is killed: nothing it was
  * acknowledged is lost, and its death closes the file. */
 static void test_kill(struct conn *c)
@@ -560,6 +645,8 @@ int main(int argc, char **argv)
 	test_opens(&c);
 	test_data(&c);
 	test_fork(&c);
+	test_foreign_ofd(&c);
+	test_fork_orphan(&c);
 	test_kill(&c);
 	test_demote(&c);
 	test_demote_busy(&c);
