@@ -10,7 +10,8 @@
  *
  *   shared_matrix overlap|position|append|kill|holderkill|execinherit SERVED OUT
  *   shared_matrix verify-append|verify-kill SERVED OUT   (after the program)
- *   shared_matrix write-pause FILE READY                 (shim-shared-kill.sh)
+ *   shared_matrix write-pause FILE READY [fsync]         (shim-shared-kill.sh,
+ *                                                         shim-holder-death.sh)
  *   shared_matrix pattern LEN                            (its bytes, stdout)
  *
  * SERVED is under wtio-run's --paths, OUT is not (results, models, ready
@@ -27,6 +28,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -911,9 +913,10 @@ static void child_execinherit(int fd)
 	exit(0);
 }
 
-/* ---- write-pause: 1 MiB with write(), then wait to be killed ---- */
+/* ---- write-pause: 1 MiB with write() (and fsync), then wait to be
+ * killed ---- */
 
-static void write_pause(const char *file, const char *ready)
+static void write_pause(const char *file, const char *ready, bool sync)
 {
 	const char *h = getenv("WTIO_HOLDER");
 	int fd = open(file, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -924,6 +927,8 @@ static void write_pause(const char *file, const char *ready)
 		fill(wbuf, 65536, 1, (uint64_t)i * 65536);
 		CHECK(write(fd, wbuf, 65536) == 65536);
 	}
+	if (sync)
+		CHECK(fsync(fd) == 0);
 	r = fopen(ready, "w");
 	CHECK(r);
 	fprintf(r, "%d %s\n", (int)getpid(), h ? h : "-");
@@ -950,8 +955,9 @@ int main(int argc, char **argv)
 		}
 		return 0;
 	}
-	if (argc == 4 && !strcmp(argv[1], "write-pause"))
-		write_pause(argv[2], argv[3]);
+	if ((argc == 4 || (argc == 5 && !strcmp(argv[4], "fsync"))) &&
+	    !strcmp(argv[1], "write-pause"))
+		write_pause(argv[2], argv[3], argc == 5);
 	if (argc < 4) {
 		fprintf(stderr, "usage: shared_matrix ROLE SERVED OUT\n");
 		return 2;

@@ -11,6 +11,7 @@
 
 #include "finish.h"
 #include "log.h"
+#include "record.h"
 #include "table.h"
 
 int hfinish(void)
@@ -44,6 +45,8 @@ int hfinish(void)
 		}
 		free(all);
 	}
+	/* every file closed: a death from now on loses nothing */
+	hrec_ended();
 	if (stats && *stats && hstats_write(stats))
 		hlog("WTIO_HOLDER_STATS=%s: %s", stats, strerror(errno));
 	return failed;

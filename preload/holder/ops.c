@@ -20,10 +20,12 @@
 #include <unistd.h>
 
 #include "../shim_rw.h"
+#include "ctx.h"
 #include "demote.h"
 #include "log.h"
 #include "ops.h"
 #include "proc.h"
+#include "record.h"
 #include "serve.h"
 
 #define SETFL_FLAGS (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK)
@@ -179,6 +181,10 @@ static void rw(struct hconn *c, struct hofd *o, const struct holder_req *req,
 		if (r > 0) {
 			HSTAT_INC(writes);
 			HSTAT_ADD(bytes_written, (uint64_t)r);
+			/* before the answer: what the holder's death would
+			 * lose is in the record first */
+			hrec_wrote(o->ino->rec, (uint64_t)r,
+				   flags | hctx_default_flags());
 		}
 	} else {
 		r = wtio_pread(o->ino->wf, c->buf, len, off,
@@ -255,6 +261,7 @@ static void do_syncfs(struct holder_reply *rep)
 {
 	struct hinode **all;
 	int n, i, ret = 0, r;
+	uint64_t snap;
 
 	n = hino_all(&all);
 	if (n < 0) {
@@ -263,7 +270,15 @@ static void do_syncfs(struct holder_reply *rep)
 	}
 	for (i = 0; i < n; i++) {
 		pthread_rwlock_rdlock(&all[i]->io_lock);
-		r = all[i]->wf ? wtio_fsync(all[i]->wf) : 0;
+		/* (with its handle, the file keeps its record slot until
+		 * io_lock is released) */
+		r = 0;
+		if (all[i]->wf) {
+			snap = hrec_snap(all[i]->rec);
+			r = wtio_fsync(all[i]->wf);
+			if (!r)
+				hrec_clean(all[i]->rec, snap);
+		}
 		pthread_rwlock_unlock(&all[i]->io_lock);
 		if (r && !ret)
 			ret = r;
@@ -349,6 +364,7 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		   struct holder_reply *rep, int *send_fd)
 {
 	int acc = atomic_load(&o->oflags) & O_ACCMODE;
+	uint64_t snap;
 
 	switch (req->op) {
 	case HOP_READ:
@@ -393,8 +409,11 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		break;
 	case HOP_FSYNC:
 	case HOP_FDATASYNC:
+		snap = hrec_snap(o->ino->rec);
 		rep->status = synced(o, req->op == HOP_FSYNC ?
 				     wtio_fsync(o->wf) : wtio_fdatasync(o->wf));
+		if (!rep->status)
+			hrec_clean(o->ino->rec, snap);
 		HSTAT_INC(syncs);
 		break;
 	case HOP_SYNC_RANGE:

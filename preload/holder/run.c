@@ -32,6 +32,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,6 +44,8 @@
 #include "lease.h"
 #include "log.h"
 #include "proc.h"
+#include "record.h"
+#include "report.h"
 #include "run.h"
 
 /* Messages of the holder to the front. */
@@ -226,6 +229,8 @@ static void holder(char **argv, int front_fd, int log_fd,
 	hlease_block();		/* before any thread exists */
 	ret = hctx_create();
 	if (!ret)
+		ret = hrec_start();
+	if (!ret)
 		ret = hlease_start(hdemote_broken);
 	if (!ret)
 		ret = hproc_start();
@@ -295,8 +300,8 @@ static int die_like(int st)
 }
 
 /* The holder died: the program, now this process's child (subreaper),
- * is waited for, and its status is wtio-run's. */
-static int orphan_status(pid_t holder_pid)
+ * is waited for: its wait status, -1 if it cannot be. */
+static int orphan_wait(void)
 {
 	int st;
 	pid_t p;
@@ -306,24 +311,46 @@ static int orphan_status(pid_t holder_pid)
 		if (p < 0 && errno == EINTR)
 			continue;
 		if (p < 0)
-			return 1;
+			return -1;
 		if (p == program_pid)
-			return die_like(st);
-		(void)holder_pid;	/* the holder, or a daemon it had */
+			return st;
+		/* a daemon the holder had */
 	}
+}
+
+/* The holder died before the program's status: what was lost with it is
+ * said now; the program is still waited for. wtio-run's status is the
+ * program's, or HOLDER_LOST_STATUS if data was lost (an exit 0 then
+ * would say all went well). */
+static int holder_died(pid_t h, struct hrec *rec, int log_fd)
+{
+	int hst = -1, st;
+	bool lost;
+
+	while (waitpid(h, &hst, 0) < 0 && errno == EINTR)
+		;
+	lost = hreport_lost(rec, log_fd, h, hst);
+	st = program_pid > 0 ? orphan_wait() : -1;
+	if (lost)
+		return HOLDER_LOST_STATUS;
+	return st < 0 ? 1 : die_like(st);
 }
 
 int holder_run(char **argv, int log_fd)
 {
 	struct sigaction sa;
 	struct front_msg m;
+	struct hrec *rec;
 	sigset_t mask;
-	int fds[2];
+	int fds[2], pidfd;
 	size_t i;
 	pid_t h;
 	ssize_t n;
 
 	fflush(NULL);
+	/* what the holder has not written back, kept where its death does
+	 * not take it (record.h); NULL: not known then */
+	rec = hrec_create();
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		fprintf(stderr, "wtio-run: pipe: %s\n", strerror(errno));
 		return 126;
@@ -339,11 +366,12 @@ int holder_run(char **argv, int log_fd)
 	}
 	if (h == 0) {
 		close(fds[0]);
+		hrec_use(rec);
 		holder(argv, fds[1], log_fd, &mask);
 	}
 	close(fds[1]);
-	if (log_fd >= 0)
-		close(log_fd);
+	/* the holder's child until reaped: its pid names it */
+	pidfd = (int)syscall(SYS_pidfd_open, h, 0);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = forward;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
@@ -354,15 +382,18 @@ int holder_run(char **argv, int log_fd)
 		n = read(fds[0], &m, sizeof(m));
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n != sizeof(m)) {
-			fprintf(stderr, "wtio-run: the cache holder ended before the program\n");
-			return program_pid > 0 ? orphan_status(h) : 1;
-		}
-		if (m.kind == MSG_PID)
+		if (n != sizeof(m))
+			return holder_died(h, rec, log_fd);
+		if (m.kind == MSG_PID) {
 			program_pid = m.val;
-		else if (m.kind == MSG_STATUS)
+		} else if (m.kind == MSG_STATUS) {
+			/* processes left behind: the holder outlives this
+			 * process, and a watchdog its death */
+			if (rec && atomic_load(&rec->state) != HREC_ENDED)
+				hreport_watch(rec, pidfd, log_fd, h);
 			return die_like(m.val);
-		else
+		} else {
 			return m.val;
+		}
 	}
 }

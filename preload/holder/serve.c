@@ -28,6 +28,7 @@
 #include "ctx.h"
 #include "lease.h"
 #include "log.h"
+#include "record.h"
 #include "serve.h"
 
 /* What an OFD keeps of the program's open flags (F_GETFL shows them). */
@@ -286,6 +287,7 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 		goto fail;
 	}
 	ino->fd = fd;
+	ino->rec = hrec_add(ino->path);
 	ino->block_size = wtio_file_info(ino->wf, &info) == 0 ?
 			  info.block_size : 4096;
 	if ((flags & O_TRUNC) && !created) {

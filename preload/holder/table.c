@@ -14,6 +14,7 @@
 #include "ctx.h"
 #include "lease.h"
 #include "log.h"
+#include "record.h"
 #include "table.h"
 
 #define INO_BUCKETS 1024
@@ -48,10 +49,13 @@ static struct hinode *ino_find(dev_t dev, ino_t ino)
 	return NULL;
 }
 
+/* Out of the table: no longer served (its record slot goes too). */
 static void ino_unhash(struct hinode *ino)
 {
 	struct hinode **p = &ino_hash[ino_bucket(ino->dev, ino->ino)];
 
+	hrec_drop(ino->rec);
+	ino->rec = -1;
 	for (; *p; p = &(*p)->next)
 		if (*p == ino) {
 			*p = ino->next;
@@ -87,6 +91,7 @@ static struct hinode *ino_alloc(dev_t dev, ino_t inum, const char *path)
 	ino->dev = dev;
 	ino->ino = inum;
 	ino->fd = -1;
+	ino->rec = -1;
 	ino->state = HINO_OPENING;
 	ino->users = 1;
 	return ino;
@@ -287,8 +292,12 @@ int hino_close_wtio(struct hinode *ino)
 	 * kernel keeps it in the file's errseq; the last drops the cache. */
 	wtio_stats(hctx(), &s0);
 	if (ino->wf) {
+		uint64_t snap = hrec_snap(ino->rec);
+
 		ret = wtio_close(ino->wf);
 		ino->wf = NULL;
+		if (!ret)	/* all written back, with the exact size */
+			hrec_clean(ino->rec, snap);
 	}
 	for (o = ino->ofds; o; o = o->ino_next)
 		if (o->wf) {

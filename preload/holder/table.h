@@ -50,6 +50,7 @@ struct hinode {
 	pthread_rwlock_t io_lock;
 	pthread_rwlock_t size_lock;
 	char *path;		/* as first opened, for messages */
+	int rec;		/* its slot in the record (record.h), or -1 */
 	/* table lock: */
 	int state;
 	int users;		/* OFDs (live or demoted) and holders */

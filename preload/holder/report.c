@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c - what wtio-run says when its cache holder has died: which
+ * served files had data the program was acknowledged and the holder had
+ * not written back (lost with it), and how much, read from the record
+ * the holder kept in memory shared with wtio-run (record.c). Said by
+ * wtio-run itself while it waits for the program, or, once it has
+ * returned with a process of the program left behind (a daemon), by a
+ * watchdog it leaves in its place, which waits for the holder's end.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "record.h"
+#include "report.h"
+
+static int out_fds[2] = { 2, -1 };
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...)
+{
+	char buf[HREC_PATH + 256];
+	va_list ap;
+	int n, i;
+
+	n = snprintf(buf, sizeof(buf), "wtio-run: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = (int)sizeof(buf) - 2;
+	buf[n++] = '\n';
+	for (i = 0; i < 2; i++)
+		if (out_fds[i] >= 0 && write(out_fds[i], buf, (size_t)n) < 0) {
+			/* nowhere else to say it */
+		}
+}
+
+bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus)
+{
+	uint64_t total = 0, other;
+	int i, files = 0;
+
+	out_fds[1] = log_fd;
+	if (wstatus >= 0 && WIFSIGNALED(wstatus))
+		say("the cache holder (pid %d) was killed by signal %d: calls on served files fail with EIO from now on",
+		    (int)holder, WTERMSIG(wstatus));
+	else
+		say("the cache holder (pid %d) died: calls on served files fail with EIO from now on",
+		    (int)holder);
+	if (!r) {
+		say("what it had not written back is not known (it kept no record)");
+		return true;
+	}
+	for (i = 0; i < HREC_SLOTS; i++) {
+		struct hrec_slot *s = &r->slot[i];
+		uint64_t n;
+
+		if (!atomic_load_explicit(&s->used, memory_order_acquire))
+			continue;
+		n = hrec_unwritten(s);
+		if (!n)
+			continue;
+		s->path[HREC_PATH - 1] = 0;
+		say("not written back, lost: %s: at most %llu bytes", s->path,
+		    (unsigned long long)n);
+		total += n;
+		files++;
+	}
+	other = hrec_unwritten(&r->other);
+	if (other) {
+		say("not written back, lost: %llu more served files (not named): at most %llu bytes",
+		    (unsigned long long)atomic_load(&r->other_files),
+		    (unsigned long long)other);
+		total += other;
+		files++;
+	}
+	if (!total) {
+		say("nothing was lost: every write acknowledged to the program had been written back");
+		return false;
+	}
+	say("lost: at most %llu bytes in %d file%s; exit status %d",
+	    (unsigned long long)total, files, files == 1 ? "" : "s",
+	    HOLDER_LOST_STATUS);
+	return true;
+}
+
+void hreport_watch(struct hrec *r, int pidfd, int log_fd, pid_t holder)
+{
+	struct pollfd pf = { .events = POLLIN };
+	pid_t w;
+	int sig, devnull;
+
+	if (!r || pidfd < 0)
+		return;
+	w = fork();
+	if (w != 0)
+		return;
+	/* as the holder: its end is the program's, not the terminal's */
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP && sig != SIGCHLD)
+			signal(sig, SIG_IGN);
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (devnull >= 0) {
+		dup2(devnull, 0);
+		dup2(devnull, 1);
+	}
+	/* with --log, the caller's stderr is not kept open */
+	if (log_fd >= 0)
+		dup2(log_fd, 2);
+	if (dup2(pidfd, 3) < 0)
+		_exit(0);
+	closefrom(4);
+	pf.fd = 3;
+	while (poll(&pf, 1, -1) < 0 && errno == EINTR)
+		;
+	if (atomic_load(&r->state) != HREC_ENDED)
+		hreport_lost(r, -1, holder, -1);
+	_exit(0);
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# The cache holder of `wtio-run --shared` SIGKILLed (issue #14): wtio-run,
+# which outlives it, says which files had data it had not written back,
+# and how much (from the record the holder kept in memory shared with
+# wtio-run), and exits 125 when something was lost; when everything had
+# been written back it says nothing was lost and returns the program's
+# status. With the program's first process gone before the holder (a
+# process left behind), a watchdog says it in --log's file.
+. "$(dirname "$0")/shim-lib.sh"
+. "$(dirname "$0")/shim-shared-lib.sh"
+[ -x "$BIN" ] || skip "shared_matrix not built"
+[ -n "$SHARED_FLAG" ] || skip "only with --shared"
+READY=$SHIM_TMP/ready
+ERR=$SHIM_TMP/err
+
+# the holder's pid, from the socket name in READY ("@wtio-holder-PID-...")
+holder_of() {
+	sed -n 's/.*@wtio-holder-\([0-9]*\)-.*/\1/p' "$READY"
+}
+
+wait_ready() {	# LABEL
+	local i
+	for i in $(seq 200); do
+		[ -s "$READY" ] && return 0
+		sleep 0.05
+	done
+	fail "$1: the writer did not write its MiB in 10 s: $(cat "$ERR")"
+}
+
+# one LABEL MODE [fsync]: a writer write()s 1 MiB (then fsyncs) and
+# pauses; the holder is SIGKILLed, then the writer. Sets RC.
+one() {
+	local label=$1 mode=$2 front wpid h
+	rm -f "$READY" "$SERVED/data"
+	srun "$mode" "$STATS" -- "$BIN" write-pause "$SERVED/data" "$READY" ${3:-} \
+		2>"$ERR" &
+	front=$!
+	wait_ready "$label"
+	read -r wpid _ <"$READY"
+	h=$(holder_of)
+	[ -n "$h" ] || fail "$label: no holder pid in $(cat "$READY")"
+	kill -KILL "$h" || fail "$label: kill $h"
+	sleep 0.5
+	kill -KILL "$wpid" 2>/dev/null
+	wait "$front"
+	RC=$?
+	grep -q "cache holder (pid $h) was killed by signal 9" "$ERR" ||
+		fail "$label: wtio-run did not say the holder died: $(cat "$ERR")"
+	grep -q "cache holder (pid $h) was killed by signal 9" "$STATS.log" ||
+		fail "$label: not said in --log's file: $(cat "$STATS.log")"
+}
+
+one writeback writeback
+n=$(sed -n "s|.*not written back, lost: $SERVED/data: at most \([0-9]*\) bytes.*|\1|p" "$ERR")
+[ -n "$n" ] && [ "$n" -gt 0 ] ||
+	fail "writeback: the report does not name $SERVED/data with its bytes: $(cat "$ERR")"
+[ "$RC" = 125 ] || fail "writeback: exit status $RC, want 125 (data lost): $(cat "$ERR")"
+echo "ok: writeback: the holder's death reported $SERVED/data, at most $n bytes lost; exit 125"
+
+one writeback-fsync writeback fsync
+grep -q "nothing was lost" "$ERR" ||
+	fail "writeback, fsynced: the report does not say nothing was lost: $(cat "$ERR")"
+grep -q "not written back, lost" "$ERR" &&
+	fail "writeback, fsynced: a loss reported after an fsync: $(cat "$ERR")"
+[ "$RC" = 137 ] || fail "writeback, fsynced: exit status $RC, want the program's 137"
+echo "ok: writeback, everything fsynced: nothing lost, the program's status"
+
+one writethrough writethrough
+grep -q "nothing was lost" "$ERR" ||
+	fail "writethrough: the report does not say nothing was lost: $(cat "$ERR")"
+[ "$RC" = 137 ] || fail "writethrough: exit status $RC, want the program's 137"
+echo "ok: writethrough: nothing lost, the program's status"
+
+# A process left behind: wtio-run has returned; its watchdog says it.
+rm -f "$READY" "$SERVED/data"
+srun writeback "$STATS" -- sh -c '"$0" write-pause "$1" "$2" >/dev/null 2>&1 & exit 3' \
+	"$BIN" "$SERVED/data" "$READY" 2>"$ERR"
+rc=$?
+[ $rc = 3 ] || fail "left behind: exit status $rc, want the program's 3"
+wait_ready "left behind"
+read -r wpid _ <"$READY"
+h=$(holder_of)
+kill -KILL "$h" || fail "left behind: kill $h"
+for _ in $(seq 100); do
+	grep -q "not written back, lost: $SERVED/data" "$STATS.log" && break
+	sleep 0.1
+done
+kill -KILL "$wpid" 2>/dev/null
+grep -q "not written back, lost: $SERVED/data: at most [1-9]" "$STATS.log" ||
+	fail "left behind: the watchdog did not report the loss in --log's file: $(cat "$STATS.log")"
+echo "ok: a process left behind: the watchdog reported the holder's death in --log's file"
+echo "PASS: shim-holder-death"
