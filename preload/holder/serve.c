@@ -30,6 +30,12 @@
 #include "log.h"
 #include "record.h"
 #include "serve.h"
+#include "who.h"
+
+/* How long after the holder's last close of a file (or its creation) a
+ * refused lease is taken for that close's leftovers, and tried again
+ * (every millisecond). */
+#define RECENT_MS 1000
 
 /* What an OFD keeps of the program's open flags (F_GETFL shows them). */
 #define OFD_FLAGS (O_ACCMODE | O_APPEND | O_NONBLOCK | O_NOATIME | O_DIRECT | \
@@ -203,7 +209,7 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	bool want_write = (flags & O_ACCMODE) != O_RDONLY;
 	struct wtio_file *owf = NULL;
 	struct wtio_file_info info;
-	char pp[64];
+	char pp[64], whybuf[512];
 	const char *why;
 	struct hofd *o;
 	int fd, fl, ret;
@@ -245,9 +251,15 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	 * answer), or has just created it (the creating open's description
 	 * is still open, in the thread that will claim it next): give the
 	 * claim up and look again (hserve_open), rather than "open
-	 * elsewhere", which would demote the file at the next open. */
+	 * elsewhere", which would demote the file at the next open. The
+	 * old description can outlive every descriptor for a moment too:
+	 * an io_uring request's reference to it is put by the thread that
+	 * submitted it, after another thread may have seen its completion
+	 * (and closed the file); on a loaded machine that thread may wait
+	 * long for a CPU. Hence a whole second. */
 	if (ret == -EAGAIN && !created &&
-	    (hino_recently_closed(ino->dev, ino->ino, 200) || born_lately(fd))) {
+	    (hino_recently_closed(ino->dev, ino->ino, RECENT_MS) ||
+	     born_lately(fd))) {
 		close(fd);
 		ret = -EAGAIN;
 		goto fail;
@@ -256,6 +268,10 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 		why = ret == -EAGAIN ? "open elsewhere" :
 		      ret == -EACCES ? "not the file's owner (no lease)" :
 		      "no write lease here";
+		if (ret == -EAGAIN && hlog_debugging()) {
+			hwho_elsewhere(fd, -1, whybuf, sizeof(whybuf));
+			why = whybuf;
+		}
 		if (created) {
 			ret = born_demoted(ino, fd, flags, ofd, send_fd, why);
 			close(fd);
@@ -433,8 +449,12 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 			if (ret != -EAGAIN || created)
 				break;
 			/* a close or creation of a moment ago (setup) */
-			if (++tries > 100) {
-				ret = not_served(real_path, "open elsewhere", true);
+			if (++tries > RECENT_MS) {
+				char why[512] = "open elsewhere";
+
+				if (hlog_debugging())
+					hwho_elsewhere(pfd, -1, why, sizeof(why));
+				ret = not_served(real_path, why, true);
 				break;
 			}
 			usleep(1000);

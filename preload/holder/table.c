@@ -408,18 +408,30 @@ void hino_note_recent(dev_t dev, ino_t inum)
 	pthread_mutex_unlock(&tab_lock);
 }
 
-bool hino_recently_closed(dev_t dev, ino_t inum, int ms)
+long hino_closed_ago(dev_t dev, ino_t inum)
 {
 	struct timespec now;
-	bool found = false;
+	long ago = -1, a;
 	unsigned int i;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&tab_lock);
-	for (i = 0; i < RECENT && !found; i++)
-		found = recent[i].dev == dev && recent[i].ino == inum &&
-			(now.tv_sec - recent[i].t.tv_sec) * 1000 +
-			(now.tv_nsec - recent[i].t.tv_nsec) / 1000000 < ms;
+	for (i = 0; i < RECENT; i++) {
+		if (recent[i].dev != dev || recent[i].ino != inum ||
+		    (!recent[i].t.tv_sec && !recent[i].t.tv_nsec))
+			continue;
+		a = (now.tv_sec - recent[i].t.tv_sec) * 1000 +
+		    (now.tv_nsec - recent[i].t.tv_nsec) / 1000000;
+		if (ago < 0 || a < ago)
+			ago = a;
+	}
 	pthread_mutex_unlock(&tab_lock);
-	return found;
+	return ago;
+}
+
+bool hino_recently_closed(dev_t dev, ino_t inum, int ms)
+{
+	long ago = hino_closed_ago(dev, inum);
+
+	return ago >= 0 && ago < ms;
 }

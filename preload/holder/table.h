@@ -107,6 +107,9 @@ void hino_wait_settled(void);
  * ms milliseconds? The client that closed it may not have closed its own
  * descriptor of the old description yet. */
 bool hino_recently_closed(dev_t dev, ino_t ino, int ms);
+/* How long ago (ms) the holder last closed or created (dev, ino), -1 if
+ * not among the latest. */
+long hino_closed_ago(dev_t dev, ino_t ino);
 /* Note (dev, ino) as closed (or created) by the holder just now. */
 void hino_note_recent(dev_t dev, ino_t ino);
 
