@@ -373,8 +373,11 @@ static int find_ref(struct hproc *p, uint64_t id)
 	return -1;
 }
 
-/* One reference more (delta 1) or less (-1) of p on the OFD id. */
-static int ref_delta(struct hproc *p, uint64_t id, int delta)
+/* p's OFD id, its count of p's references moved by delta: one more
+ * reference taken on the OFD for delta >= 0 (the new descriptor's, or
+ * the request's for 0), the one given back for -1 (the caller drops
+ * it). NULL if p names none of that id. */
+static struct hofd *ref_adjust(struct hproc *p, uint64_t id, int delta)
 {
 	struct hofd *o = NULL;
 	int i;
@@ -384,12 +387,20 @@ static int ref_delta(struct hproc *p, uint64_t id, int delta)
 	if (i >= 0) {
 		o = p->refs[i].o;
 		p->refs[i].n += delta;
-		if (delta > 0)
+		if (delta >= 0)
 			hofd_ref(o, 1);
 		else if (p->refs[i].n == 0)
 			p->refs[i] = p->refs[--p->nr];
 	}
 	pthread_mutex_unlock(&p->lock);
+	return o;
+}
+
+/* One reference more (delta 1) or less (-1) of p on the OFD id. */
+static int ref_delta(struct hproc *p, uint64_t id, int delta)
+{
+	struct hofd *o = ref_adjust(p, id, delta);
+
 	if (!o)
 		return -EBADF;
 	return delta > 0 ? 0 : hofd_put(o, 1);
@@ -545,17 +556,7 @@ static void orphan_tokens(pid_t parent)
 
 struct hofd *hproc_ofd(struct hproc *p, uint64_t id)
 {
-	struct hofd *o = NULL;
-	int i;
-
-	pthread_mutex_lock(&p->lock);
-	i = find_ref(p, id);
-	if (i >= 0) {
-		o = p->refs[i].o;
-		hofd_ref(o, 1);
-	}
-	pthread_mutex_unlock(&p->lock);
-	return o;
+	return ref_adjust(p, id, 0);
 }
 
 void hproc_exec(struct hproc *p)

@@ -398,10 +398,12 @@ static void test_foreign_ofd(struct conn *c)
 	CHECK(CALL(c, HOP_UNREF, ofd, 0, 0, 0) == 0);
 }
 
-/* A parent that asked for a fork token and died before HOP_FORK_DONE
- * (no child was forked): the pins go with it, and the file it wrote is
- * written back and closed, not kept served until the holder's end. */
-static void test_fork_orphan(struct conn *c)
+/* A child writes len bytes of seed's pattern to DIR/name in write-back
+ * mode (and asks for a fork token, when prepare says so) and is
+ * SIGKILLed: its death must release the file (the holder writes it back
+ * and closes it), with every byte it was acknowledged. */
+static void killed_writer(struct conn *c, const char *name, int len,
+			  unsigned int seed, bool prepare, const char *what)
 {
 	int pfd[2], st, i;
 	struct stat sb;
@@ -417,55 +419,11 @@ static void test_fork_orphan(struct conn *c)
 
 		close(c->sock);
 		connect_holder(&cc, 0, 0);
-		CHECK(hopen(&cc, "orphan", O_CREAT | O_TRUNC | O_RDWR, 0644,
+		CHECK(hopen(&cc, name, O_CREAT | O_TRUNC | O_RDWR, 0644,
 			    &ofd, NULL) == HOLDER_SERVED);
-		CHECK(hwrite(&cc, ofd, -1, 65536, 16) == 65536);
-		CHECK(CALL(&cc, HOP_FORK_PREPARE, 0, 0, 0, 0) > 0);
-		CHECK(write(pfd[1], "p", 1) == 1);
-		pause();
-		_exit(1);
-	}
-	close(pfd[1]);
-	CHECK(read(pfd[0], &ok, 1) == 1);
-	close(pfd[0]);
-	CHECK(kill(pid, SIGKILL) == 0);
-	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
-	snprintf(path, sizeof(path), "%s/orphan", dir);
-	CHECK(stat(path, &sb) == 0);
-	for (i = 0; i < 500; i++) {
-		struct holder_reply rep;
-
-		if (call(c, HOP_SIZE_INO, 0, (int64_t)sb.st_dev,
-			 (int64_t)sb.st_ino, 0, 0, -1, &rep, NULL) ==
-		    HOLDER_NOT_SERVED)
-			break;
-		usleep(10000);
-	}
-	CHECKF(i < 500, "a token whose parent died unforked still pins the file");
-	expect_file("orphan", 65536, 16);
-}
-
-/* A child writes 1 MiB in write-back mode and is killed: nothing it was
- * acknowledged is lost, and its death closes the file. */
-static void test_kill(struct conn *c)
-{
-	int pfd[2], st, i;
-	struct stat sb;
-	char path[4096], ok;
-	pid_t pid;
-
-	CHECK(pipe(pfd) == 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		struct conn cc;
-		uint64_t ofd;
-
-		close(c->sock);
-		connect_holder(&cc, 0, 0);
-		CHECK(hopen(&cc, "killed", O_CREAT | O_TRUNC | O_WRONLY, 0644,
-			    &ofd, NULL) == HOLDER_SERVED);
-		CHECK(hwrite(&cc, ofd, -1, 1 << 20, 9) == 1 << 20);
+		CHECK(hwrite(&cc, ofd, -1, (size_t)len, seed) == len);
+		if (prepare)
+			CHECK(CALL(&cc, HOP_FORK_PREPARE, 0, 0, 0, 0) > 0);
 		CHECK(write(pfd[1], "w", 1) == 1);
 		pause();
 		_exit(1);
@@ -475,9 +433,8 @@ static void test_kill(struct conn *c)
 	close(pfd[0]);
 	CHECK(kill(pid, SIGKILL) == 0);
 	CHECK(waitpid(pid, &st, 0) == pid && WIFSIGNALED(st));
-	snprintf(path, sizeof(path), "%s/killed", dir);
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	CHECK(stat(path, &sb) == 0);
-	/* its death releases the file (the holder writes it back) */
 	for (i = 0; i < 500; i++) {
 		struct holder_reply rep;
 
@@ -487,8 +444,25 @@ static void test_kill(struct conn *c)
 			break;
 		usleep(10000);
 	}
-	CHECKF(i < 500, "the dead process's file is still served");
-	expect_file("killed", 1 << 20, 9);
+	CHECKF(i < 500, "%s", what);
+	expect_file(name, (size_t)len, seed);
+}
+
+/* A child writes 1 MiB in write-back mode and is killed: nothing it was
+ * acknowledged is lost, and its death closes the file. */
+static void test_kill(struct conn *c)
+{
+	killed_writer(c, "killed", 1 << 20, 9, false,
+		      "the dead process's file is still served");
+}
+
+/* A parent that asked for a fork token and died before HOP_FORK_DONE
+ * (no child was forked): the pins go with it, and the file it wrote is
+ * written back and closed, not kept served until the holder's end. */
+static void test_fork_orphan(struct conn *c)
+{
+	killed_writer(c, "orphan", 65536, 16, true,
+		      "a token whose parent died unforked still pins the file");
 }
 
 /* Demotion: asked, and by another open of the file (the lease). */
