@@ -131,6 +131,30 @@ struct wtio_config {
 /* Every write of the context's files is adaptive, as if it carried
  * WTIO_ADAPTIVE (since 0.2). */
 #define WTIO_CONFIG_ADAPTIVE (1u << 4)
+/*
+ * Keep a file's cache after its last close (since 0.2), as the kernel
+ * keeps its page cache: wtio_close writes nothing back (a clean file only
+ * has its on-disk size made exact). The closed file stays in the context
+ * with its clean and dirty data and its backing descriptor; the flushers
+ * write it back like an open file's (expired or over the background
+ * threshold) and then make its size exact; another wtio_open of the same
+ * file in the context finds that cache. At most half the soft
+ * RLIMIT_NOFILE (16 to 65536) closed files are kept: past it the oldest
+ * (a clean one among the oldest first) is written back and leaves, and
+ * so does the oldest when an open fails with EMFILE or ENFILE.
+ * wtio_ctx_destroy writes every kept file back and makes its size exact
+ * (no fsync). A write-back error after the last close is reported once,
+ * the kernel's errseq way: by the fsync or close of the next handle
+ * opened on the file in the context, if any, else by wtio_ctx_destroy's
+ * return value (the first such error; wtio_stats' writeback_errors
+ * counts every failed I/O). The descriptor kept open holds the file's
+ * inode number: after an unlink a new file at the path is another file,
+ * never served the old cache; the unlinked file's space is freed when it
+ * leaves the cache. Not for files that something outside the context
+ * changes while they are closed (another process, truncate(2) by path):
+ * the kept cache is not checked against the disk at a reopen.
+ */
+#define WTIO_CONFIG_KEEP_CLOSED (1u << 5)
 
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);
@@ -146,7 +170,10 @@ int wtio_ctx_create(const struct wtio_config *cfg, struct wtio_ctx **ctxp);
 /*
  * Destroy a context. Every file must be closed and every queue
  * (wtio_queue_create) destroyed first: -EBUSY otherwise, and nothing is
- * destroyed. -EINVAL for a NULL ctx.
+ * destroyed. -EINVAL for a NULL ctx. Under WTIO_CONFIG_KEEP_CLOSED the
+ * closed files kept with their cache are written back first; the first
+ * write-back error of one that no handle reported is returned (-EIO,
+ * -ENOSPC, ...), and the context is destroyed all the same.
  */
 int wtio_ctx_destroy(struct wtio_ctx *ctx);
 
@@ -211,7 +238,8 @@ int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
  * Write back the file's dirty data, make the on-disk size exact and close
  * (a read-only handle only closes). Returns 0, or the first writeback
  * error this handle had not yet seen (the handle is closed either way),
- * or -EBADF for a NULL or closed handle.
+ * or -EBADF for a NULL or closed handle. Under WTIO_CONFIG_KEEP_CLOSED
+ * the last close writes nothing back (see there).
  */
 int wtio_close(struct wtio_file *file);
 

@@ -116,6 +116,15 @@ struct wtio_ctx {
 	uint64_t nr_queues;		/* wtio_queue_create's, not destroyed */
 	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */
 	struct wtio_file *all_files;	/* every handle, freed with the ctx */
+	/* Closed inodes kept in the table (WTIO_CONFIG_KEEP_CLOSED,
+	 * inode_keep.c), oldest first, at most max_kept (set at the first
+	 * keep); kept_cond: an evicted inode has left the table. kept_err:
+	 * the first write-back error of a closed file that left the cache
+	 * with no handle having reported it (wtio_ctx_destroy returns it). */
+	struct wtio_inode *kept_head, *kept_tail;
+	uint64_t nr_kept, max_kept, nr_keeps;
+	pthread_cond_t kept_cond;
+	_Atomic int kept_err;
 
 	/* Counters, spread over slots so that threads counting cache hits
 	 * do not bounce one cache line between them; summed by wtio_stats. */

@@ -47,6 +47,15 @@ static void errseq_set(_Atomic uint64_t *eseq, int err)
 	} while (!atomic_compare_exchange_weak(eseq, &old, new));
 }
 
+int wtio_errseq_unseen(struct wtio_inode *inode)
+{
+	uint64_t v = atomic_load(&inode->wb_err);
+
+	if (v & WTIO_ERRSEQ_SEEN)
+		return 0;
+	return -(int)(v & WTIO_ERRSEQ_ERRNO);
+}
+
 void wtio_inode_record_error(struct wtio_inode *inode, int err)
 {
 	atomic_store(&inode->err_last, err);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* file.c - a handle's life: open (O_TRUNC included), truncate, close. */
+/* file.c - a handle's life: open (O_TRUNC included), truncate, close
+ * (the inode kept with its cache after it: inode_keep.c, inode_evict.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -14,7 +15,8 @@
 #include "sync.h"
 #include "writeback.h"
 #include "inode_table.h"
-#include "inode_folios.h"
+#include "inode_keep.h"
+#include "inode_evict.h"
 #include "errseq.h"
 #include "sys.h"
 
@@ -52,6 +54,37 @@ static void file_free(struct wtio_ctx *ctx, struct wtio_file *file)
 	pthread_mutex_unlock(&ctx->inodes_lock);
 }
 
+/*
+ * The backing descriptor, or -1 with errno. *rw: whether it is
+ * read-write (the read-only fallback is not), known without asking.
+ */
+static int open_backing(const char *path, int oflags, int base, mode_t mode,
+			bool writable, bool *created, bool *rw)
+{
+	int fd = -1;
+
+	*created = false;
+	*rw = true;
+	/* O_TRUNC truncates nothing in a file its open creates (the kernel
+	 * skips it), but our ftruncate would still cost the filesystem a
+	 * transaction for the times: the creation alone is asked first. */
+	if ((oflags & (O_CREAT | O_EXCL | O_TRUNC)) == (O_CREAT | O_TRUNC)) {
+		fd = wtio_sys_open(path, base | O_EXCL, mode);
+		*created = fd >= 0;
+	}
+	/* The cache is shared by every handle: the backing descriptor must
+	 * be able to write back whoever dirtied it, so prefer read-write. */
+	if (fd < 0)
+		fd = wtio_sys_open(path, base, mode);
+	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) &&
+	    !writable) {
+		fd = wtio_sys_open(path, (oflags & O_NOATIME) | O_RDONLY |
+				   O_DIRECT | O_CLOEXEC);
+		*rw = false;
+	}
+	return fd;
+}
+
 int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 		   mode_t mode, unsigned int default_flags,
 		   struct wtio_file **filep)
@@ -69,24 +102,17 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 		return -EINVAL;
 	if ((oflags & O_TRUNC) && !writable)
 		return -EINVAL;
-	/* O_TRUNC truncates nothing in a file its open creates (the kernel
-	 * skips it), but our ftruncate would still cost the filesystem a
-	 * transaction for the times: the creation alone is asked first. */
-	if ((oflags & (O_CREAT | O_EXCL | O_TRUNC)) == (O_CREAT | O_TRUNC)) {
-		fd = wtio_sys_open(path, base | O_EXCL, mode);
-		created = fd >= 0;
+	for (;;) {
+		fd = open_backing(path, oflags, base, mode, writable, &created,
+				  &writable);
+		/* Closed files kept with their cache hold descriptors: the
+		 * oldest goes before an open fails for want of one. */
+		if (fd >= 0 || (errno != EMFILE && errno != ENFILE) ||
+		    !wtio_evict_oldest(ctx))
+			break;
 	}
-	/* The cache is shared by every handle: the backing descriptor must
-	 * be able to write back whoever dirtied it, so prefer read-write. */
-	if (fd < 0)
-		fd = wtio_sys_open(path, base, mode);
-	if (fd < 0 && (errno == EACCES || errno == EPERM || errno == EROFS) &&
-	    !writable)
-		fd = wtio_sys_open(path, (oflags & O_NOATIME) | O_RDONLY |
-				   O_DIRECT | O_CLOEXEC);
 	if (fd < 0)
 		return errno == EINVAL ? -EOPNOTSUPP : -errno;
-	writable = (wtio_sys_fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR;
 
 	file = file_alloc(ctx);
 	if (!file) {
@@ -175,44 +201,63 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	return ret;
 }
 
+/*
+ * Under WTIO_CONFIG_KEEP_CLOSED a closed file's dirty data is written
+ * back later, by the flushers (which then make its size exact, sync.c)
+ * or when it leaves the cache (inode_evict.c). A clean one has its size
+ * made exact now: nothing else would visit it, and a flusher's write of
+ * a block tail while it was open may have left the backing file longer.
+ */
+static int close_writable(struct wtio_inode *inode, bool keep)
+{
+	bool clean;
+
+	if (keep) {
+		pthread_mutex_lock(&inode->dirty_lock);
+		clean = !inode->nr_dirty && !atomic_load(&inode->nr_writeback);
+		pthread_mutex_unlock(&inode->dirty_lock);
+		if (!clean)
+			return 0;
+	}
+	/* As fsync, without the flush. */
+	return wtio_make_durable(inode, 0, -1, 0);
+}
+
 int wtio_file_close(struct wtio_file *file)
 {
 	struct wtio_ctx *ctx = file->ctx;
 	struct wtio_inode *inode = file->inode;
+	bool keep = ctx->cfg.flags & WTIO_CONFIG_KEEP_CLOSED;
+	struct wtio_inode *victim = NULL;
+	bool kick = false;
 	int ret = 0, err;
-	bool last;
 
 	atomic_store(&file->magic, WTIO_FILE_DEAD);
-	if ((file->oflags & O_ACCMODE) != O_RDONLY) {
-		/* As fsync, without the flush. */
-		ret = wtio_make_durable(inode, 0, -1, 0);
-	}
+	if ((file->oflags & O_ACCMODE) != O_RDONLY)
+		ret = close_writable(inode, keep);
 	err = wtio_file_check_error(file);
 	if (err)
 		ret = err;
 
 	pthread_mutex_lock(&ctx->inodes_lock);
-	last = --inode->refs == 0;
-	if (last) {
-		struct wtio_inode **pp = &ctx->inodes;
-
-		while (*pp != inode)
-			pp = &(*pp)->next;
-		*pp = inode->next;
+	if (--inode->refs == 0) {
+		if (keep) {
+			victim = wtio_keep_locked(ctx, inode, &kick);
+		} else {
+			inode->evicting = true;
+			victim = inode;
+		}
 	}
 	ctx->nr_files--;
 	file->next_dead = ctx->dead_files;
 	ctx->dead_files = file;
 	pthread_mutex_unlock(&ctx->inodes_lock);
 
-	if (last) {
-		/* Drop first: it waits for every I/O, whose completion may
-		 * queue the inode for the flushers again. */
-		wtio_inode_drop_cache(inode);
-		wtio_writeback_detach_inode(inode);
-		/* Space preallocated for appends past the end goes back. */
-		wtio_reserve_release(inode);
-		wtio_inode_free(inode);
-	}
+	if (kick && ctx->wb_kick)
+		ctx->wb_kick(ctx);
+	if (victim == inode && !keep)
+		wtio_inode_evict(inode);
+	else if (victim)
+		wtio_evict_kept(victim);
 	return ret;
 }

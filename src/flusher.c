@@ -17,6 +17,7 @@
 #include "dirty.h"
 #include "flush_queue.h"
 #include "writeback.h"
+#include "sync.h"
 #include "reaper.h"
 #include "ioend.h"
 
@@ -78,6 +79,9 @@ static void *flusher_main(void *arg)
 
 		pthread_mutex_unlock(&ctx->wb_lock);
 		wtio_writeback_range(inode, 0, -1, WB_BACKGROUND, 1024, cutoff);
+		/* A closed file's size is nobody else's to make exact. */
+		if (atomic_load(&inode->kept))
+			wtio_settle_closed(inode);
 		pthread_mutex_lock(&ctx->wb_lock);
 		inode->wb_busy--;
 		pthread_mutex_lock(&inode->dirty_lock);

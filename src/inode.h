@@ -30,6 +30,13 @@ struct wtio_inode {
 	bool fd_writable;
 	int refs;		/* handles, under ctx->inodes_lock */
 	struct wtio_inode *next;	/* ctx->inodes */
+	/* Closed and kept with its cache (WTIO_CONFIG_KEEP_CLOSED,
+	 * inode_keep.c): on ctx's kept list, oldest first; evicting while
+	 * it leaves the table (an open of it waits). Under inodes_lock;
+	 * kept is read without it by the flushers, as a hint. */
+	_Atomic bool kept;
+	bool evicting;
+	struct wtio_inode *kept_prev, *kept_next;
 
 	/* The i_rwsem analogue: writes exclusive, reads shared. An
 	 * exclusive hold is taken and released through wtio_rwsem_lock and

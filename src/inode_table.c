@@ -3,8 +3,9 @@
 /*
  * inode_table.c - the context's table of open inodes: at open the inode
  * of a descriptor is found, or set up (geometry, size limit) outside the
- * table's lock; at the last close it is freed once no completion uses
- * it.
+ * table's lock, or found (a closed one kept with its cache included,
+ * inode_keep.c); when its last user is gone it is freed once no
+ * completion uses it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -14,6 +15,9 @@
 
 #include "inode_table.h"
 #include "geometry_cache.h"
+#include "inode_keep.h"
+#include "inode_folios.h"
+#include "flush_queue.h"
 #include "reserve.h"
 #include "folio.h"
 #include "ctx.h"
@@ -152,15 +156,47 @@ void wtio_inode_free(struct wtio_inode *inode)
 	inode_destroy(inode);
 }
 
-/* The context's inode of (dev, ino), or NULL. inodes_lock held. */
+void wtio_inode_evict(struct wtio_inode *inode)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_inode **pp = &ctx->inodes;
+
+	/* Drop first: it waits for every I/O, whose completion may queue
+	 * the inode for the flushers again. */
+	wtio_inode_drop_cache(inode);
+	wtio_writeback_detach_inode(inode);
+	/* Space preallocated for appends past the end goes back, before
+	 * an open can set the file up again and write there (and under the
+	 * file lock, which a full filesystem's trim of others takes). */
+	wtio_rwsem_lock(inode, false, false);
+	wtio_reserve_release(inode);
+	wtio_rwsem_unlock(inode);
+	pthread_mutex_lock(&ctx->inodes_lock);
+	while (*pp != inode)
+		pp = &(*pp)->next;
+	*pp = inode->next;
+	pthread_cond_broadcast(&ctx->kept_cond);
+	pthread_mutex_unlock(&ctx->inodes_lock);
+	wtio_inode_free(inode);
+}
+
+/* The context's inode of (dev, ino), or NULL. One leaving the table
+ * (evicted after its last close) is waited for: its cache may hold what
+ * the disk does not have yet. inodes_lock held. */
 static struct wtio_inode *inode_find(struct wtio_ctx *ctx, dev_t dev,
 				     ino_t ino)
 {
 	struct wtio_inode *inode;
 
+again:
 	for (inode = ctx->inodes; inode; inode = inode->next)
-		if (inode->dev == dev && inode->ino == ino)
+		if (inode->dev == dev && inode->ino == ino) {
+			if (inode->evicting) {
+				wtio_keep_wait_evicted_locked(ctx);
+				goto again;
+			}
 			return inode;
+		}
 	return NULL;
 }
 
@@ -174,6 +210,7 @@ static void inode_share(struct wtio_inode *inode, int fd, bool writable)
 	    wtio_sys_dup3(fd, inode->fd, O_CLOEXEC) >= 0)
 		inode->fd_writable = true;
 	wtio_sys_close(fd);
+	wtio_keep_revive_locked(inode->ctx, inode);
 	inode->refs++;
 }
 

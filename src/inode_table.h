@@ -14,5 +14,10 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 /* Close the backing descriptor and free an inode nobody uses, once no
  * completion uses it. */
 void wtio_inode_free(struct wtio_inode *inode);
+/* The last user of an inode marked evicting is gone: drop its cache,
+ * take it off the flushers' queue, give back space past its end, take it
+ * out of the table (an open of the file waits until then: it sets the
+ * file up anew afterwards) and free it. */
+void wtio_inode_evict(struct wtio_inode *inode);
 
 #endif /* WTIO_INODE_TABLE_H */

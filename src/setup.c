@@ -15,6 +15,7 @@
 #include "inode.h"
 #include "flusher.h"
 #include "inode_table.h"
+#include "inode_evict.h"
 #include "inode_folios.h"
 #include "stats.h"
 #include "io/ops.h"
@@ -113,7 +114,7 @@ static int config_check(struct wtio_config *c)
 		return -EINVAL;
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
 			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD |
-			 WTIO_CONFIG_ADAPTIVE))
+			 WTIO_CONFIG_ADAPTIVE | WTIO_CONFIG_KEEP_CLOSED))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
@@ -155,6 +156,7 @@ int wtio_ctx_create_io(const struct wtio_config *cfg,
 	ctx->folio_shift = (uint32_t)__builtin_ctz(ctx->folio_size);
 	ctx->nr_folios = ctx->cfg.cache_size / ctx->folio_size;
 	pthread_mutex_init(&ctx->inodes_lock, NULL);
+	pthread_cond_init(&ctx->kept_cond, NULL);
 
 	ret = wtio_cache_init(ctx);
 	if (ret)
@@ -195,11 +197,14 @@ void wtio_ctx_free(struct wtio_ctx *ctx)
 		free(f);
 	}
 	pthread_mutex_destroy(&ctx->inodes_lock);
+	pthread_cond_destroy(&ctx->kept_cond);
 	free(ctx);
 }
 
 WTIO_EXPORT int wtio_ctx_destroy(struct wtio_ctx *ctx)
 {
+	int ret;
+
 	if (!ctx)
 		return -EINVAL;
 	pthread_mutex_lock(&ctx->inodes_lock);
@@ -210,8 +215,11 @@ WTIO_EXPORT int wtio_ctx_destroy(struct wtio_ctx *ctx)
 		return -EBUSY;
 	}
 	pthread_mutex_unlock(&ctx->inodes_lock);
+	/* Closed files kept with their cache (WTIO_CONFIG_KEEP_CLOSED)
+	 * are written back first. */
+	ret = wtio_evict_all_kept(ctx);
 	wtio_ctx_free(ctx);
-	return 0;
+	return ret;
 }
 
 WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)

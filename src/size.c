@@ -24,11 +24,32 @@
 #include "sys.h"
 #include "io/io.h"
 
+/*
+ * The backing file is size long without asking: it is at least
+ * disk_size_lb long, and nothing can have made it longer than a size on a
+ * block boundary: direct writes end on blocks at or below it (a block
+ * tail only lies past an unaligned size), no write-through growth ahead,
+ * no failed extension left past it (eof_stale, a run of extensions still
+ * open), no extending write in flight.
+ */
+static bool size_known_exact(struct wtio_inode *inode, int64_t size)
+{
+	return !(size & (int64_t)(inode->block_size - 1)) &&
+	       atomic_load(&inode->disk_size_lb) == size &&
+	       !atomic_load(&inode->size_ahead) &&
+	       !atomic_load(&inode->eof_stale) &&
+	       !atomic_load(&inode->nr_dio_extending) &&
+	       atomic_load(&inode->tail_guard) == INT64_MAX;
+}
+
 int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
 {
 	int64_t size = wtio_inode_size(inode);
 	struct stat st;
 
+	/* A small file written whole, once, needs no fstat per close. */
+	if (size_known_exact(inode, size))
+		return 0;
 	if (wtio_sys_fstat(inode->fd, &st) < 0)
 		return -errno;
 	atomic_store(&inode->size_ahead, 0);

@@ -2,7 +2,8 @@
 /*
  * sync.c - making a file's data and size durable: the one sequence
  * (write the range back, wait, fix the size, flush) behind fsync,
- * fdatasync, close and DSYNC write-back writes, and sync_file_range.
+ * fdatasync, close and DSYNC write-back writes, sync_file_range, and
+ * the size of a closed file written back later.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -57,6 +58,27 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 		}
 	}
 	return ret;
+}
+
+void wtio_settle_closed(struct wtio_inode *inode)
+{
+	bool dirty;
+	int ret;
+
+	pthread_mutex_lock(&inode->dirty_lock);
+	dirty = inode->nr_dirty != 0;
+	pthread_mutex_unlock(&inode->dirty_lock);
+	if (dirty)
+		return;		/* the next pass */
+	/* The pass's I/O may still be in flight: a block tail it writes
+	 * lengthens the file after the size is set. */
+	wtio_wait_writeback_range(inode, 0, -1);
+	pthread_rwlock_rdlock(&inode->i_rwsem);
+	ret = wtio_inode_sync_size(inode, true);
+	pthread_rwlock_unlock(&inode->i_rwsem);
+	/* The next handle of the file, or the context's end, reports it. */
+	if (ret)
+		wtio_inode_record_error(inode, ret);
 }
 
 int wtio_fsync_file(struct wtio_file *file, bool datasync)

@@ -25,6 +25,9 @@ struct wtio_inode;
 int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 		      unsigned int how);
 
+/* A flusher wrote back a closed file kept with its cache: once nothing
+ * of it is dirty, make its size exact (a failure is recorded, errseq). */
+void wtio_settle_closed(struct wtio_inode *inode);
 int wtio_fsync_file(struct wtio_file *file, bool datasync);
 int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 			 unsigned int flags);

@@ -13,6 +13,10 @@
 #          (--adaptive, per file and per context) in caches small enough
 #          that writes cross the dirty limit: each run must have written
 #          through some of them
+#   keep   the build directory's filesystem, closed files kept with their
+#          cache (--keep-closed, WTIO_CONFIG_KEEP_CLOSED): reopens find
+#          the closed file's cache, the disk is checked after fsyncs and
+#          after closes that end the context
 #
 # The seeds come from the commit (git rev-parse HEAD of this tree) or,
 # outside git, from the date, so each commit exercises new sequences and
@@ -201,9 +205,16 @@ adaptive)
 		"--adaptive -f 64k -c 1m -l 2m -o 256k -N 1500 -b psync"
 	)
 	;;
+keep)
+	cfgs=(
+		"--keep-closed -f 4k -c 64k -l 512k -o 128k -N 3000 -b io_uring"
+		"--keep-closed -f 4k -c 1m -l 256k -o 64k -N 3000 -b psync"
+		"--keep-closed -f 64k -c 1m -l 2m -o 256k -N 1500 -b io_uring"
+	)
+	;;
 seeds) ;;
 *)
-	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive]" >&2
+	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive|keep]" >&2
 	exit 2
 	;;
 esac
@@ -238,7 +249,8 @@ if [ "$part" = seeds ]; then
 		work=""
 	done 3< "$here/fsx_seeds"
 else
-	if [ "$part" = local ] || [ "$part" = adaptive ]; then
+	if [ "$part" = local ] || [ "$part" = adaptive ] ||
+	   [ "$part" = keep ]; then
 		work=$(mktemp -d "$PWD/fsx.XXXXXX")
 		dir=$work
 		fsname="local ($(stat -f -c %T "$dir" 2>/dev/null || echo '?'))"
@@ -254,7 +266,7 @@ else
 		k=$((k + 1))
 		# Distinct per part and configuration; never 0 (0 = clock).
 		off=0
-		case $part in xfs) off=1000 ;; ext4) off=2000 ;; adaptive) off=3000 ;; esac
+		case $part in xfs) off=1000 ;; ext4) off=2000 ;; adaptive) off=3000 ;; keep) off=4000 ;; esac
 		seed=$(( (base + (off + k) * 1000003) % 4294967291 + 1 ))
 		configs+=("$c")
 		# An adaptive run whose seed never reached the dirty limit

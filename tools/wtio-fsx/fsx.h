@@ -43,6 +43,7 @@ struct fsx_opts {
 	bool keep;		/* keep the file at the end */
 	int adaptive;		/* 0, or FSX_ADAPTIVE_FILE / _CTX */
 	int procs;		/* --procs: cooperating processes (1: one) */
+	bool keep_closed;	/* WTIO_CONFIG_KEEP_CLOSED */
 	bool excluded[OP_NR];
 	const char *path;
 };

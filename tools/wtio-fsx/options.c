@@ -48,6 +48,10 @@ static void usage(FILE *f)
 "              every write adaptive (WTIO_ADAPTIVE): by the handle's\n"
 "              default flags (file, the default) or the context's\n"
 "              (WTIO_CONFIG_ADAPTIVE)\n"
+"  --keep-closed\n"
+"              the context keeps a closed file's cache\n"
+"              (WTIO_CONFIG_KEEP_CLOSED): a close then writes nothing back,\n"
+"              so the disk is checked after one that ends the context\n"
 "  --procs=N   N processes (1..64, with --posix) on FILE: the first opens\n"
 "              it and forks the others; one shadow in shared memory, each\n"
 "              operation of any process under one lock (for one cache\n"
@@ -103,6 +107,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		{ "posix", no_argument, NULL, 'P' },
 		{ "adaptive", optional_argument, NULL, 'A' },
 		{ "procs", required_argument, NULL, 'p' },
+		{ "keep-closed", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -141,6 +146,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		case 'q': o->quiet = true; break;
 		case 'k': o->keep = true; break;
 		case 'P': o->posix = true; break;
+		case 'K': o->keep_closed = true; break;
 		case 'A':
 			if (!optarg || !strcmp(optarg, "file"))
 				o->adaptive = FSX_ADAPTIVE_FILE;

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * inode_keep.c - the list of closed inodes a context keeps with their
+ * cache (WTIO_CONFIG_KEEP_CLOSED), and its cap.
+ *
+ * A kept inode stays in the inode table, so that a reopen finds its cache
+ * and the flushers write it back as any other. Each holds its backing
+ * descriptor, which is also what keeps the file's inode number from being
+ * reused after an unlink: a new file at the path is another (dev, ino).
+ * Descriptors are the limited resource (the program's own table, in the
+ * shim), so at most max_kept are kept: half the soft RLIMIT_NOFILE when
+ * the first is kept, at most 65536, at least 16. Past it the oldest is
+ * evicted, a clean one among the oldest few first (it costs no I/O), and
+ * from half of the cap on the flushers are kicked now and then so that
+ * the oldest are clean by the time they go.
+ */
+#include <stdatomic.h>
+#include <sys/resource.h>
+
+#include "inode_keep.h"
+#include "ctx.h"
+#include "inode.h"
+
+#define KEEP_MIN 16
+#define KEEP_MAX 65536
+/* How far from the oldest a clean inode is looked for. */
+#define KEEP_SCAN 8
+/* Closes between two kicks past half the cap. */
+#define KEEP_KICK_EVERY 64
+
+static uint64_t keep_cap(void)
+{
+	struct rlimit rl;
+	uint64_t cap = 1024;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		cap = (uint64_t)rl.rlim_cur / 2;
+	else if (rl.rlim_cur == RLIM_INFINITY)
+		cap = KEEP_MAX;
+	if (cap > KEEP_MAX)
+		cap = KEEP_MAX;
+	if (cap < KEEP_MIN)
+		cap = KEEP_MIN;
+	return cap;
+}
+
+static void keep_unlink(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	if (inode->kept_prev)
+		inode->kept_prev->kept_next = inode->kept_next;
+	else
+		ctx->kept_head = inode->kept_next;
+	if (inode->kept_next)
+		inode->kept_next->kept_prev = inode->kept_prev;
+	else
+		ctx->kept_tail = inode->kept_prev;
+	inode->kept_prev = inode->kept_next = NULL;
+	atomic_store(&inode->kept, false);
+	ctx->nr_kept--;
+}
+
+/* No dirty data, no write in flight (dirty.c takes inodes_lock before
+ * dirty_lock too). */
+static bool inode_clean(struct wtio_inode *inode)
+{
+	bool clean;
+
+	pthread_mutex_lock(&inode->dirty_lock);
+	clean = !inode->nr_dirty && !atomic_load(&inode->nr_writeback);
+	pthread_mutex_unlock(&inode->dirty_lock);
+	return clean;
+}
+
+struct wtio_inode *wtio_keep_locked(struct wtio_ctx *ctx,
+				    struct wtio_inode *inode, bool *kick)
+{
+	struct wtio_inode *victim;
+	int i;
+
+	if (!ctx->max_kept)
+		ctx->max_kept = keep_cap();
+	inode->kept_next = NULL;
+	inode->kept_prev = ctx->kept_tail;
+	if (ctx->kept_tail)
+		ctx->kept_tail->kept_next = inode;
+	else
+		ctx->kept_head = inode;
+	ctx->kept_tail = inode;
+	atomic_store(&inode->kept, true);
+	ctx->nr_kept++;
+	*kick = ctx->nr_kept * 2 >= ctx->max_kept &&
+		ctx->nr_keeps++ % KEEP_KICK_EVERY == 0;
+	if (ctx->nr_kept <= ctx->max_kept)
+		return NULL;
+	victim = ctx->kept_head;
+	for (i = 0, inode = ctx->kept_head; inode && i < KEEP_SCAN;
+	     i++, inode = inode->kept_next)
+		if (inode_clean(inode)) {
+			victim = inode;
+			break;
+		}
+	keep_unlink(ctx, victim);
+	victim->evicting = true;
+	return victim;
+}
+
+void wtio_keep_revive_locked(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	if (atomic_load(&inode->kept))
+		keep_unlink(ctx, inode);
+}
+
+struct wtio_inode *wtio_keep_take_oldest_locked(struct wtio_ctx *ctx)
+{
+	struct wtio_inode *inode = ctx->kept_head;
+
+	if (!inode)
+		return NULL;
+	keep_unlink(ctx, inode);
+	inode->evicting = true;
+	return inode;
+}
+
+void wtio_keep_wait_evicted_locked(struct wtio_ctx *ctx)
+{
+	pthread_cond_wait(&ctx->kept_cond, &ctx->inodes_lock);
+}
