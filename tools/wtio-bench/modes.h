@@ -27,6 +27,7 @@ struct mode_def {
 	unsigned int wflags;	/* wtio: flags of every write */
 	unsigned int rflags;	/* wtio: flags of every read */
 	const char *desc;
+	unsigned int cfgflags;	/* wtio: WTIO_CONFIG_* of the context */
 };
 
 extern const struct mode_def mode_table[];

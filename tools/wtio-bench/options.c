@@ -347,7 +347,9 @@ static const struct opt_def opt_table[] = {
 	  "(--list-modes shows them).",
 	  "The modes: kernel-buffered, kernel-direct, kernel-dontcache (pwritev2/preadv2 with "
 	  "RWF_DONTCACHE), kernel-sfr (buffered write then sync_file_range(WRITE) from the writer), "
-	  "wtio-writeback, wtio-writethrough, wtio-writethrough-noserial, wtio-dontcache, "
+	  "wtio-writeback, wtio-writeback-keep (write-back with closed files kept cached: "
+	  "close writes nothing back, as the kernel's), wtio-writethrough, "
+	  "wtio-writethrough-noserial, wtio-dontcache, "
 	  "wtio-writethrough-dontcache, wtio-adaptive (write-back, write-through from the writer "
 	  "once it would be throttled). A mode the system cannot run is reported as unsupported "
 	  "with the reason, and the others still run.",

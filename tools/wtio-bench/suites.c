@@ -103,7 +103,7 @@ static const struct suite_exp smallfiles_exps[] = {
 	{ "smallfiles", "Create many 4 KiB files, one directory per thread",
 	  (const struct suite_opt[]){
 	  { "rw", "create" }, { "bs", "4k" }, { "size", "16M" }, { "numjobs", "1,2" },
-	  { "modes", "kernel-buffered,wtio-writeback,wtio-writethrough" },
+	  { "modes", "kernel-buffered,wtio-writeback-keep,wtio-writeback,wtio-writethrough" },
 	  { "repeat", "3" }, { 0 } } },
 	{ 0 }
 };
