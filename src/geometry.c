@@ -466,9 +466,9 @@ void wtio_geometry_fs(int fd, const struct wtio_file_stat *st,
 	/* Stripe: XFS knows best; else the device's I/O hints. */
 	memset(&g, 0, sizeof(g));
 	g.stripe_source = "none";
-	if (!(fstatfs(fd, &sfs) == 0 &&
-	      (unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC &&
-	      stripe_from_xfs(fd, &g)) && maj)
+	fs->max_bytes_per_fs = fstatfs(fd, &sfs) == 0 &&
+		(unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC;
+	if (!(fs->max_bytes_per_fs && stripe_from_xfs(fd, &g)) && maj)
 		stripe_from_sysfs(maj, min, &g);
 	fs->stripe_unit = g.stripe_unit;
 	fs->stripe_width = g.stripe_width;

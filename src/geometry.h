@@ -50,6 +50,10 @@ struct wtio_fs_geometry {
 	uint32_t lbs_align;		/* logical block size; 0: unknown */
 	uint32_t stripe_unit, stripe_width;
 	const char *stripe_source;
+	/* The size limit is the filesystem's alone, the same for every
+	 * file (XFS: s_maxbytes); false where a file may have its own
+	 * (ext4 without extents), or where it is not known. */
+	bool max_bytes_per_fs;
 };
 
 /* Probe the geometry of an open file. Returns 0 or a negative errno; on

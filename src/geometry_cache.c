@@ -29,7 +29,9 @@
  *    gives files without extents a smaller one. So the cached limit is a
  *    hint: two lseeks (it is accepted, one byte more is not) confirm it
  *    for the file, on the same ground the binary search stands on, and a
- *    file where they do not gets the full search.
+ *    file where they do not gets the full search. On XFS, whose limit is
+ *    the superblock's for every file, the first file's answer is taken
+ *    as it is: no lseek at all.
  *
  * The table is filled once per slot and never changed after: a slot is
  * claimed with a compare-and-swap, filled, then published; lookups take
@@ -107,7 +109,9 @@ void wtio_geometry_probe_cached(int fd, const struct wtio_file_stat *st,
 		s = slot_find(st);
 	if (s) {
 		fs = s->fs;
-		*max_bytes = wtio_geometry_max_bytes(fd, s->max_bytes);
+		/* XFS: the first file's limit is every file's, no lseek. */
+		*max_bytes = fs.max_bytes_per_fs ? s->max_bytes :
+			     wtio_geometry_max_bytes(fd, s->max_bytes);
 	} else {
 		wtio_geometry_fs(fd, st, &fs);
 		*max_bytes = wtio_geometry_max_bytes(fd, 0);
