@@ -33,6 +33,7 @@
 #ifndef WTIO_HOLDER_PROTO_H
 #define WTIO_HOLDER_PROTO_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #define HOLDER_PROTO_VERSION	1
@@ -110,6 +111,10 @@ enum holder_op {
 	HOP_EXEC,
 	/* The holder's counters (struct holder_stats in the buffer). */
 	HOP_STATS,
+	/* The shared position and size page (struct holder_shm): the reply
+	 * carries a descriptor of it (a memfd) to map MAP_SHARED, read-write;
+	 * -ENOSYS when the holder has none. */
+	HOP_SHM,
 };
 
 /*
@@ -176,6 +181,49 @@ struct holder_stats {
 	uint64_t syncs;
 	uint64_t clients_died;		/* exited or killed holding OFDs */
 	uint64_t dirty_lost_bytes;	/* write-back errors at exit */
+	uint64_t seeks;			/* HOP_LSEEK asked (not answered
+					 * from the shared page) */
+};
+
+/*
+ * The shared position and size page (HOP_SHM): what lets a client answer
+ * lseek(SEEK_SET, SEEK_END, SEEK_CUR after one of those) without a round
+ * trip; PostgreSQL asks a relation's size with lseek(SEEK_END) about ten
+ * times per transaction. The holder alone writes sizes and ids; clients
+ * write only positions, by compare-and-swap.
+ *
+ * OFD id n has slot n % HOLDER_SHM_OFDS, owned by it only if the slot's id
+ * is n (a slot in use by an older OFD is not taken: that OFD's calls go to
+ * the holder). The slot's pos word is (gen << 48) | v, gen = (n /
+ * HOLDER_SHM_OFDS) & 0xffff: v = 0 nothing pending, v = p + 1 the position
+ * is p (set by a client; the holder takes it, under the OFD's pos_lock,
+ * before it uses the position), v = HOLDER_SHM_CLOSED the slot is not for
+ * local seeks (demoted, being closed: ask the holder). A client's CAS from
+ * the word it checked (gen and id its own, not CLOSED) fails if the slot
+ * moved on meanwhile, so a position never lands in another OFD's slot.
+ * ino is the slot of the OFD's file in size[]: the size as wtio has it,
+ * published by the holder before it answers any call that may move it,
+ * or -1 (unknown: ask the holder).
+ */
+#define HOLDER_SHM_OFDS		16384u
+#define HOLDER_SHM_INOS		16384u
+#define HOLDER_SHM_MAGIC	0x77746d73686d3031ull	/* "wtmshm01" */
+#define HOLDER_SHM_CLOSED	((1ull << 48) - 1)
+#define HOLDER_SHM_POS_MAX	((int64_t)HOLDER_SHM_CLOSED - 2)
+#define HOLDER_SHM_GEN(id)	(((id) / HOLDER_SHM_OFDS) & 0xffff)
+
+struct holder_shm_ofd {
+	_Atomic uint64_t id;
+	_Atomic uint64_t pos;
+	_Atomic uint32_t ino;
+	uint32_t pad;
+};
+
+struct holder_shm {
+	uint64_t magic;
+	uint64_t pad;
+	struct holder_shm_ofd ofd[HOLDER_SHM_OFDS];
+	_Atomic int64_t size[HOLDER_SHM_INOS];
 };
 
 #endif

@@ -133,6 +133,9 @@ int remote_tab_high(void);
 int remote_tab_count(void);
 /* A descriptor libc opened past the shim (freopen): a stale slot goes. */
 void remote_forget(int fd);
+/* remote_shm.c: lseek(fd, off, whence) answered from the holder's shared
+ * page: 1 (*res: the position, or -EINVAL), 0 = ask the holder. */
+int remote_seek_local(int fd, off_t off, int whence, off_t *res);
 /* Shared mode on (config.c, after the paths are known). */
 void remote_setup(void);
 

@@ -256,7 +256,12 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 	shim_resolve();
 	if (remote_served(fd)) {
 		int64_t res;
-		int rr = remote_fd_op(fd, HOP_LSEEK, off, whence, 0, &res, NULL);
+		off_t lr;
+		int rr;
+
+		if (remote_seek_local(fd, off, whence, &lr))
+			return shim_ret(lr);
+		rr = remote_fd_op(fd, HOP_LSEEK, off, whence, 0, &res, NULL);
 
 		if (rr)
 			return shim_ret(rr < 0 ? rr : res);

@@ -23,6 +23,7 @@
 #include "demote.h"
 #include "lease.h"
 #include "log.h"
+#include "shm.h"
 
 static const char *reason_name(int reason)
 {
@@ -68,6 +69,8 @@ static void demote_locked(struct hinode *ino, int reason)
 	struct hofd *o;
 	int fl;
 
+	/* positions clients set go into the OFDs first */
+	hshm_close_ino(ino);
 	hino_close_wtio(ino);
 	if (ino->fd >= 0) {
 		/* a client's descriptor is a dup of it until it switches */

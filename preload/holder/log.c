@@ -118,8 +118,9 @@ int hstats_write(const char *path)
 	P(bytes_read);
 	P(bytes_written);
 	P(syncs);
+	P(seeks);
 	P(clients_died);
-	P(dirty_lost_bytes);
+	P(dirty_lost_bytes);	/* last: the tests wait for this line */
 #undef P
 	if (fclose(f) != 0 || rename(tmp, path) != 0) {
 		unlink(tmp);

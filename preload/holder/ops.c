@@ -27,6 +27,7 @@
 #include "proc.h"
 #include "record.h"
 #include "serve.h"
+#include "shm.h"
 
 #define SETFL_FLAGS (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK)
 /* F_GETFL on a 64-bit kernel always shows O_LARGEFILE's bit */
@@ -175,9 +176,10 @@ static void rw(struct hconn *c, struct hofd *o, const struct holder_req *req,
 	if (r)
 		goto done;
 	if (use_pos)
-		off = o->pos;
+		off = o->pos = hshm_take_pos(o, o->pos);
 	if (write) {
 		r = do_write(o->ino, c->buf, len, &off, flags, append);
+		hshm_publish(o->ino);
 		if (r > 0) {
 			HSTAT_INC(writes);
 			HSTAT_ADD(bytes_written, (uint64_t)r);
@@ -217,7 +219,9 @@ static void do_lseek(struct hofd *o, const struct holder_req *req,
 		return;
 	}
 	size = wtio_file_size(o->ino->wf);
+	o->pos = hshm_take_pos(o, o->pos);
 	r = shim_seek_to(o->pos, size, off, (int)req->arg[1]);
+	HSTAT_INC(seeks);
 	if (r >= 0)
 		o->pos = r;
 	rep->status = r;
@@ -248,12 +252,15 @@ static void do_fallocate(struct hofd *o, const struct holder_req *req,
 		return;
 	}
 	r = hino_around(o->ino, falloc_fn, &a);
+	pthread_rwlock_rdlock(&o->ino->io_lock);
 	if (r == HOLDER_DEMOTED) {
-		pthread_rwlock_rdlock(&o->ino->io_lock);
 		demoted(o, rep, send_fd);
 		pthread_rwlock_unlock(&o->ino->io_lock);
 		return;
 	}
+	if (!o->demoted)
+		hshm_publish(o->ino);
+	pthread_rwlock_unlock(&o->ino->io_lock);
 	rep->status = r;
 }
 
@@ -336,6 +343,11 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 		rep->status = HOLDER_SERVED;
 		rep->val = (int64_t)o->id;
 		rep->val2 = o->ino->block_size ? o->ino->block_size : 4096;
+		/* the size an O_TRUNC or a new file left, before any seek */
+		pthread_rwlock_rdlock(&o->ino->io_lock);
+		if (!o->demoted)
+			hshm_publish(o->ino);
+		pthread_rwlock_unlock(&o->ino->io_lock);
 		hproc_adopt(c->proc, o);
 	}
 }
@@ -406,6 +418,7 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		pthread_rwlock_wrlock(&o->ino->size_lock);
 		rep->status = wtio_ftruncate(o->ino->wf, req->arg[0]);
 		pthread_rwlock_unlock(&o->ino->size_lock);
+		hshm_publish(o->ino);
 		break;
 	case HOP_FSYNC:
 	case HOP_FDATASYNC:
@@ -492,6 +505,12 @@ void hops_handle(struct hconn *c, const struct holder_req *req, int *fds,
 		return;
 	case HOP_HELLO:
 		rep->status = -EINVAL;	/* once per connection */
+		return;
+	case HOP_SHM:
+		*send_fd = hshm_dup();
+		rep->status = *send_fd >= 0 ? 0 : *send_fd;
+		if (*send_fd < 0)
+			*send_fd = -1;
 		return;
 	}
 	o = hproc_ofd(c->proc, req->ofd);

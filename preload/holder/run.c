@@ -47,6 +47,7 @@
 #include "record.h"
 #include "report.h"
 #include "run.h"
+#include "shm.h"
 
 /* Messages of the holder to the front. */
 enum { MSG_PID = 1, MSG_STATUS, MSG_FAILED };
@@ -170,7 +171,7 @@ static void holder(char **argv, int front_fd, int log_fd,
 		   const sigset_t *mask)
 {
 	char name[108];
-	int go[2], lsock, ret, devnull;
+	int go[2], lsock, ret, devnull, r;
 	size_t i;
 	pid_t child;
 
@@ -228,6 +229,8 @@ static void holder(char **argv, int front_fd, int log_fd,
 	}
 	hlease_block();		/* before any thread exists */
 	ret = hctx_create();
+	if (!ret && (r = hshm_init()) < 0)	/* then every seek asks */
+		hlog("no shared position page: %s", strerror(-r));
 	if (!ret)
 		ret = hrec_start();
 	if (!ret)

@@ -15,6 +15,7 @@
 #include "lease.h"
 #include "log.h"
 #include "record.h"
+#include "shm.h"
 #include "table.h"
 
 #define INO_BUCKETS 1024
@@ -65,6 +66,7 @@ static void ino_unhash(struct hinode *ino)
 
 static void ino_free(struct hinode *ino)
 {
+	hshm_ino_release(ino);
 	pthread_rwlock_destroy(&ino->io_lock);
 	pthread_rwlock_destroy(&ino->size_lock);
 	free(ino->path);
@@ -92,6 +94,7 @@ static struct hinode *ino_alloc(dev_t dev, ino_t inum, const char *path)
 	ino->ino = inum;
 	ino->fd = -1;
 	ino->rec = -1;
+	ino->shm_slot = -1;
 	ino->state = HINO_OPENING;
 	ino->users = 1;
 	return ino;
@@ -268,6 +271,7 @@ struct hofd *hofd_new(struct hinode *ino, int oflags, struct wtio_file *wf,
 	ino->nr_ofds++;
 	ino->users++;
 	pthread_mutex_unlock(&tab_lock);
+	hshm_attach(o);
 	*err = 0;
 	return o;
 }
@@ -367,6 +371,7 @@ static int ofd_free(struct hofd *o)
 	if (o->demoted_fd >= 0)
 		close(o->demoted_fd);
 	pthread_rwlock_unlock(&ino->io_lock);
+	hshm_detach(o);
 	pthread_mutex_destroy(&o->pos_lock);
 	free(o);
 	if (close_file) {

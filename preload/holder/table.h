@@ -51,6 +51,8 @@ struct hinode {
 	pthread_rwlock_t size_lock;
 	char *path;		/* as first opened, for messages */
 	int rec;		/* its slot in the record (record.h), or -1 */
+	int shm_slot;		/* its size in the shared page, or -1 */
+	bool shm_closed;	/* demoted: no size published any more */
 	/* table lock: */
 	int state;
 	int users;		/* OFDs (live or demoted) and holders */
@@ -68,6 +70,7 @@ struct hofd {
 	 * O_NOATIME, O_DIRECT, O_DSYNC, O_SYNC, O_ASYNC (F_SETFL). */
 	_Atomic int oflags;
 	struct wtio_file *wf;	/* its own read-only handle: its errseq */
+	int shm_slot;		/* its slot in the shared page, or -1 */
 	/* A write-back error its handle reported when it was closed under
 	 * it (demotion, fallocate): the next fsync or close reports it. */
 	_Atomic int pending_err;

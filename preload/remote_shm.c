@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * remote_shm.c - lseek on a served descriptor without a round trip, from
+ * the holder's shared position and size page (holder_proto.h, struct
+ * holder_shm: the words and why a CAS from a checked word is safe). The
+ * page is asked for once per process image and kept (a fork inherits
+ * the mapping); anything unusual (no page, the slot not this OFD's, a
+ * demotion begun, SEEK_CUR with no position set here, SEEK_DATA) goes to
+ * the holder as before.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "remote.h"
+#include "shim.h"
+
+#define NO_PAGE ((struct holder_shm *)1)
+
+static struct holder_shm *_Atomic page;
+
+static struct holder_shm *get_page(void)
+{
+	struct holder_shm *p = atomic_load_explicit(&page, memory_order_acquire);
+	struct holder_req rq = { .op = HOP_SHM };
+	struct holder_reply rp;
+	struct rconn tmp, *c;
+	void *m = MAP_FAILED;
+	int fd = -1, r;
+
+	if (p)
+		return p == NO_PAGE ? NULL : p;
+	if (shim_vfork_child() || !(c = rc_get(&tmp)))
+		return NULL;
+	r = rc_call(c, &rq, -1, &rp, &fd, true);
+	rc_put(c);
+	if (r == 0 && rp.status == 0 && fd >= 0)
+		m = real.mmap(NULL, sizeof(struct holder_shm),
+			      PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (fd >= 0)
+		real.close(fd);
+	if (r < 0)		/* the holder is gone: its calls say so */
+		return NULL;
+	p = m != MAP_FAILED && ((struct holder_shm *)m)->magic ==
+			       HOLDER_SHM_MAGIC ? m : NO_PAGE;
+	if (m != MAP_FAILED && p == NO_PAGE)
+		munmap(m, sizeof(struct holder_shm));
+	{
+		struct holder_shm *none = NULL;
+
+		if (!atomic_compare_exchange_strong(&page, &none, p)) {
+			if (p != NO_PAGE)
+				munmap(m, sizeof(struct holder_shm));
+			p = none;	/* another thread's */
+		}
+	}
+	return p == NO_PAGE ? NULL : p;
+}
+
+int remote_seek_local(int fd, off_t off, int whence, off_t *res)
+{
+	uint64_t v = remote_slot(fd), id, gen, w, cur;
+	struct holder_shm_ofd *s;
+	struct holder_shm *m;
+	int64_t base, r;
+	uint32_t i;
+
+	if ((whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) ||
+	    !v || (v & RTAB_DEMOTED) || !(m = get_page()))
+		return 0;
+	id = v - 1;
+	s = &m->ofd[id % HOLDER_SHM_OFDS];
+	gen = (uint64_t)HOLDER_SHM_GEN(id) << 48;
+	w = atomic_load_explicit(&s->pos, memory_order_acquire);
+	cur = w & HOLDER_SHM_CLOSED;
+	if ((w & ~HOLDER_SHM_CLOSED) != gen || cur == HOLDER_SHM_CLOSED ||
+	    atomic_load_explicit(&s->id, memory_order_acquire) != id)
+		return 0;
+	switch (whence) {
+	case SEEK_SET:
+		base = 0;
+		break;
+	case SEEK_CUR:		/* known here only if set here */
+		if (!cur)
+			return 0;
+		base = (int64_t)(cur - 1);
+		break;
+	default:
+		i = atomic_load_explicit(&s->ino, memory_order_relaxed);
+		if (i >= HOLDER_SHM_INOS)
+			return 0;
+		base = atomic_load_explicit(&m->size[i], memory_order_acquire);
+		if (base < 0)
+			return 0;
+	}
+	if (off > HOLDER_SHM_POS_MAX || off < -HOLDER_SHM_POS_MAX)
+		return 0;
+	r = base + off;
+	if (r < 0) {		/* the kernel's EINVAL; nothing moves */
+		*res = -EINVAL;
+		return 1;
+	}
+	if (r > HOLDER_SHM_POS_MAX)
+		return 0;
+	/* fails if the holder took the position, or the slot closed or
+	 * moved on since w was read: then the holder answers */
+	if (!atomic_compare_exchange_strong(&s->pos, &w,
+					    gen | (uint64_t)(r + 1)))
+		return 0;
+	*res = r;
+	return 1;
+}
