@@ -31,6 +31,8 @@
 struct wtio_inode;
 struct wtio_file;
 struct wtio_folio;
+
+#define WTIO_INODE_HASH 4096	/* buckets of ctx->inode_hash */
 struct wtio_ioend;
 
 /* The index: one hash table per context with striped locks, so many
@@ -109,9 +111,11 @@ struct wtio_ctx {
 	void (*wb_kick)(struct wtio_ctx *ctx);
 	uint64_t (*wb_drop_failed)(struct wtio_ctx *ctx);
 
-	/* Open inodes and handles. */
+	/* Open inodes and handles; the inodes also hashed by (dev, ino),
+	 * since closed ones kept with their cache may be thousands. */
 	pthread_mutex_t inodes_lock;
 	struct wtio_inode *inodes;
+	struct wtio_inode *inode_hash[WTIO_INODE_HASH];
 	uint64_t nr_files;
 	uint64_t nr_queues;		/* wtio_queue_create's, not destroyed */
 	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */

@@ -29,7 +29,8 @@ struct wtio_inode {
 	int fd;			/* O_DIRECT; writable when any handle is */
 	bool fd_writable;
 	int refs;		/* handles, under ctx->inodes_lock */
-	struct wtio_inode *next;	/* ctx->inodes */
+	struct wtio_inode *next, *prev;	/* ctx->inodes */
+	struct wtio_inode *hash_next;	/* ctx->inode_hash */
 	/* Closed and kept with its cache (WTIO_CONFIG_KEEP_CLOSED,
 	 * inode_keep.c): on ctx's kept list, oldest first; evicting while
 	 * it leaves the table (an open of it waits). Under inodes_lock;

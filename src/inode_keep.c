@@ -11,7 +11,7 @@
  * shim), so at most max_kept are kept: half the soft RLIMIT_NOFILE when
  * the first is kept, at most 65536, at least 16. Past it the oldest is
  * evicted, a clean one among the oldest few first (it costs no I/O), and
- * from half of the cap on the flushers are kicked now and then so that
+ * from 7/8 of the cap on the flushers are kicked now and then so that
  * the oldest are clean by the time they go.
  */
 #include <stdatomic.h>
@@ -88,7 +88,7 @@ struct wtio_inode *wtio_keep_locked(struct wtio_ctx *ctx,
 	ctx->kept_tail = inode;
 	atomic_store(&inode->kept, true);
 	ctx->nr_kept++;
-	*kick = ctx->nr_kept * 2 >= ctx->max_kept &&
+	*kick = ctx->nr_kept * 8 >= ctx->max_kept * 7 &&
 		ctx->nr_keeps++ % KEEP_KICK_EVERY == 0;
 	if (ctx->nr_kept <= ctx->max_kept)
 		return NULL;

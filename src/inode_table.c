@@ -156,10 +156,19 @@ void wtio_inode_free(struct wtio_inode *inode)
 	inode_destroy(inode);
 }
 
+static struct wtio_inode **inode_bucket(struct wtio_ctx *ctx, dev_t dev,
+					ino_t ino)
+{
+	uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) *
+		     0x9e3779b97f4a7c15ull;
+
+	return &ctx->inode_hash[h >> 52 & (WTIO_INODE_HASH - 1)];
+}
+
 void wtio_inode_evict(struct wtio_inode *inode)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	struct wtio_inode **pp = &ctx->inodes;
+	struct wtio_inode **pp;
 
 	/* Drop first: it waits for every I/O, whose completion may queue
 	 * the inode for the flushers again. */
@@ -172,9 +181,16 @@ void wtio_inode_evict(struct wtio_inode *inode)
 	wtio_reserve_release(inode);
 	wtio_rwsem_unlock(inode);
 	pthread_mutex_lock(&ctx->inodes_lock);
+	if (inode->prev)
+		inode->prev->next = inode->next;
+	else
+		ctx->inodes = inode->next;
+	if (inode->next)
+		inode->next->prev = inode->prev;
+	pp = inode_bucket(ctx, inode->dev, inode->ino);
 	while (*pp != inode)
-		pp = &(*pp)->next;
-	*pp = inode->next;
+		pp = &(*pp)->hash_next;
+	*pp = inode->hash_next;
 	pthread_cond_broadcast(&ctx->kept_cond);
 	pthread_mutex_unlock(&ctx->inodes_lock);
 	wtio_inode_free(inode);
@@ -189,7 +205,8 @@ static struct wtio_inode *inode_find(struct wtio_ctx *ctx, dev_t dev,
 	struct wtio_inode *inode;
 
 again:
-	for (inode = ctx->inodes; inode; inode = inode->next)
+	for (inode = *inode_bucket(ctx, dev, ino); inode;
+	     inode = inode->hash_next)
 		if (inode->dev == dev && inode->ino == ino) {
 			if (inode->evicting) {
 				wtio_keep_wait_evicted_locked(ctx);
@@ -260,8 +277,13 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 	}
 	inode = fresh;
 	inode->refs = 1;
+	inode->prev = NULL;
 	inode->next = ctx->inodes;
+	if (ctx->inodes)
+		ctx->inodes->prev = inode;
 	ctx->inodes = inode;
+	inode->hash_next = *inode_bucket(ctx, st.dev, st.ino);
+	*inode_bucket(ctx, st.dev, st.ino) = inode;
 out:
 	ctx->nr_files++;
 	pthread_mutex_unlock(&ctx->inodes_lock);
