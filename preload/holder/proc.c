@@ -27,8 +27,12 @@
 #include "orphan.h"
 #include "proc.h"
 
+/* (id is o's, copied: a request's lookup walks this array alone, not
+ * the OFDs, which a process with many files open would make a cache
+ * miss each) */
 struct pref {
 	struct hofd *o;
+	uint64_t id;
 	long n;
 };
 
@@ -157,6 +161,7 @@ static bool add_locked(struct hproc *p, struct hofd *o, long n)
 		p->cap = cap;
 	}
 	p->refs[p->nr].o = o;
+	p->refs[p->nr].id = o->id;
 	p->refs[p->nr].n = n;
 	p->nr++;
 	return true;
@@ -368,7 +373,7 @@ static int find_ref(struct hproc *p, uint64_t id)
 	int i;
 
 	for (i = 0; i < p->nr; i++)
-		if (p->refs[i].o->id == id)
+		if (p->refs[i].id == id)
 			return i;
 	return -1;
 }
