@@ -44,13 +44,14 @@ static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 
 	if (WTIO_TSAN)
 		return false;
-	f = wtio_folio_peek(inode, index, from);
+	f = wtio_folio_peek(inode, index, from, to);
 	if (!f)
 		return false;
 	seq = atomic_load_explicit(&f->seq, memory_order_acquire);
 	if ((seq & 1) ||
-	    atomic_load_explicit(&f->inode, memory_order_relaxed) != inode ||
-	    atomic_load_explicit(&f->index, memory_order_relaxed) != index ||
+	    ((atomic_load_explicit(&f->inode, memory_order_relaxed) != inode ||
+	      atomic_load_explicit(&f->index, memory_order_relaxed) != index) &&
+	     !WTIO_TEST_HOOK(WTIO_TP_HIT_IDENTITY, f)) ||
 	    !wtio_ifs_range_uptodate(inode, f, from, to))
 		return false;
 	/* The racy part: only ever stored to the caller's buffer, never

@@ -16,7 +16,9 @@
 #include "folio_list.h"
 #include "ctx.h"
 #include "clock.h"
+#include "huge_map.h"
 #include "inode.h"
+#include "inode_slots.h"
 #include "stats.h"
 #include "sys.h"
 
@@ -48,42 +50,26 @@ static uint64_t next_pow2(uint64_t v)
 	return p;
 }
 
-static struct wtio_folio *folios_alloc(uint64_t nr)
-{
-	size_t bytes = (size_t)nr * sizeof(struct wtio_folio);
-	size_t align = _Alignof(struct wtio_folio);
-	struct wtio_folio *v;
-
-	bytes = (bytes + align - 1) & ~(align - 1);
-	v = aligned_alloc(align, bytes);
-	if (v)
-		memset(v, 0, bytes);
-	return v;
-}
-
 int wtio_cache_init(struct wtio_ctx *ctx)
 {
 	struct wtio_index *ix = &ctx->index;
 	uint64_t i, nr_locks;
 
 	ctx->arena_size = (size_t)ctx->nr_folios * ctx->folio_size;
-	ctx->arena = wtio_sys_mmap(NULL, ctx->arena_size,
-				   PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (ctx->arena == MAP_FAILED) {
-		ctx->arena = NULL;
+	ctx->arena = wtio_huge_map(ctx->arena_size);
+	if (!ctx->arena)
 		return -ENOMEM;
-	}
-	/* Huge pages: a cache hit must not pay a TLB miss that the kernel's
-	 * page cache, read through its direct map, never pays. Advice only. */
-	madvise(ctx->arena, ctx->arena_size, MADV_HUGEPAGE);
 	/* Touch the whole budget now: the budget is memory wtio owns, and
 	 * the I/O paths must not stall clearing pages on first use. */
 	madvise(ctx->arena, ctx->arena_size, MADV_POPULATE_WRITE);
-	/* Over-aligned (folio.h): calloc's 16 bytes would not do. */
-	ctx->folios = folios_alloc(ctx->nr_folios);
+	/* Huge pages for all that a hit touches at random (huge_map.c):
+	 * the data above, the descriptors (page-aligned, more than their
+	 * 32 bytes: folio.h), the buckets and the inodes' slots. */
+	ctx->folios = wtio_huge_map(ctx->nr_folios * sizeof(*ctx->folios));
 	ix->mask = next_pow2(ctx->nr_folios) - 1;
-	ix->buckets = calloc(ix->mask + 1, sizeof(*ix->buckets));
+	ix->buckets = wtio_huge_map((ix->mask + 1) * sizeof(*ix->buckets));
+	/* None (no memory): hits find their folios through the hash. */
+	ix->slots = wtio_slots_pool_create(ctx->nr_folios);
 	nr_locks = next_pow2(ctx->nr_folios / 8 + 1);
 	if (nr_locks > 4096)
 		nr_locks = 4096;
@@ -131,11 +117,12 @@ void wtio_cache_exit(struct wtio_ctx *ctx)
 		pthread_cond_destroy(&ctx->space_cond);
 	}
 	free(ix->locks);
-	free(ix->buckets);
-	free(ctx->folios);
-	if (ctx->arena)
-		munmap(ctx->arena, ctx->arena_size);
+	wtio_slots_pool_destroy(ix->slots);
+	wtio_huge_unmap(ix->buckets, (ix->mask + 1) * sizeof(*ix->buckets));
+	wtio_huge_unmap(ctx->folios, ctx->nr_folios * sizeof(*ctx->folios));
+	wtio_huge_unmap(ctx->arena, ctx->arena_size);
 	ix->locks = NULL;
+	ix->slots = NULL;
 	ix->buckets = NULL;
 	ctx->folios = NULL;
 	ctx->arena = NULL;
@@ -208,6 +195,8 @@ static void folio_unhash(struct wtio_ctx *ctx, struct wtio_folio *folio,
 				      memory_order_relaxed), memory_order_release);
 
 	pthread_mutex_lock(&inode->i_pages_lock);
+	wtio_slots_clear(inode, atomic_load_explicit(&folio->index,
+						     memory_order_relaxed), folio);
 	wtio_flist_del(&inode->pages, folio, WTIO_FL_PAGES);
 	inode->nr_pages--;
 	pthread_mutex_unlock(&inode->i_pages_lock);
@@ -258,35 +247,66 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
  * round by concurrent removals and reinsertions: give up, take the lock. */
 #define WTIO_PEEK_MAX_STEPS 16
 
+/*
+ * Start fetching the first lines of bytes [from, to) of folio f, which
+ * the caller is about to copy (the hardware prefetcher follows the copy
+ * for the rest: fetching all of them here was measured slower, see
+ * docs/BENCHMARKS.md), and f's own first line. Where the bytes lie
+ * follows from f's place in the array, without a load of f itself, so
+ * the misses on the data and on the folio overlap. Only a hint.
+ */
+#define WTIO_PEEK_PREFETCH 256u
+
+static void peek_prefetch(struct wtio_ctx *ctx, const struct wtio_folio *f,
+			  uint32_t from, uint32_t to)
+{
+	const char *d = ctx->arena +
+		((size_t)(f - ctx->folios) << ctx->folio_shift);
+	uint32_t end = to - from > WTIO_PEEK_PREFETCH ?
+		       from + WTIO_PEEK_PREFETCH : to;
+
+	__builtin_prefetch(f);
+	for (uint32_t o = from & ~63u; o < end; o += 64)
+		__builtin_prefetch(d + o);
+}
+
+static bool peek_is(struct wtio_folio *f, struct wtio_inode *inode,
+		    uint64_t index)
+{
+	return atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+	       atomic_load_explicit(&f->index, memory_order_relaxed) == index;
+}
+
 struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
-				   uint32_t from)
+				   uint32_t from, uint32_t to)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	uint64_t h = hash_key(inode, index);
-	struct wtio_folio *f;
+	struct wtio_folio *f = wtio_slots_peek(inode, index);
+	uint64_t h;
 	int steps = 0;
 
-	/* Folios live in the arena for the context's lifetime, so a chain
+	/* The inode's own slot first: no hash, no chain, no collisions. */
+	if (f) {
+		peek_prefetch(ctx, f, from, to);
+		if (peek_is(f, inode, index) ||
+		    WTIO_TEST_HOOK(WTIO_TP_HIT_IDENTITY, f)) {
+			WTIO_TEST_HOOK(WTIO_TP_SLOT_HIT, f);
+			return f;
+		}
+		WTIO_TEST_HOOK(WTIO_TP_SLOT_STALE, f);
+	}
+	/* No slot (none kept, or a race with its setting): the hash.
+	 * Folios live in the arena for the context's lifetime, so a chain
 	 * pointer is always safe to follow, even to a folio reused since. */
+	h = hash_key(inode, index);
 	f = atomic_load_explicit(&ctx->index.buckets[h & ctx->index.mask],
 				 memory_order_acquire);
-	/* Where the head's data lies follows from its place in the array,
-	 * without a load of its own: fetching the bytes about to be copied
-	 * overlaps the miss on the folio below with the miss on its data.
-	 * Only a hint; it is almost always the folio wanted. */
-	if (f) {
-		const char *d = ctx->arena +
-			((size_t)(f - ctx->folios) << ctx->folio_shift) + from;
-
-		__builtin_prefetch(d);
-		__builtin_prefetch(d + 64);
-		__builtin_prefetch(d + 128);
-		__builtin_prefetch(d + 192);
-	}
+	/* Its head is the folio wanted when there is no collision. */
+	if (f)
+		peek_prefetch(ctx, f, from, to);
 	for (; f && steps < WTIO_PEEK_MAX_STEPS;
 	     f = atomic_load_explicit(&f->hash_next, memory_order_acquire), steps++) {
-		if (atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
-		    atomic_load_explicit(&f->index, memory_order_relaxed) == index)
+		if (peek_is(f, inode, index))
 			return f;
 	}
 	return NULL;
@@ -509,6 +529,7 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 			      memory_order_relaxed);
 	atomic_store_explicit(bucket, nf, memory_order_release);
 	pthread_mutex_lock(&inode->i_pages_lock);
+	wtio_slots_set(inode, index, nf);
 	wtio_flist_add_head(&inode->pages, nf, WTIO_FL_PAGES);
 	inode->nr_pages++;
 	pthread_mutex_unlock(&inode->i_pages_lock);

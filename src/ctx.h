@@ -12,7 +12,8 @@
  * Lock order, outermost first:
  *   inode->i_rwsem  >  folio lock (one at a time per thread)  >
  *   index bucket lock  >  inode->i_pages_lock  >  inode->dirty_lock  >
- *   ctx->wb_lock  >  ctx->free_lock
+ *   ctx->wb_lock  >  ctx->free_lock;
+ *   inode->i_pages_lock  >  the slot pool's lock (inode_slots.c, a leaf)
  */
 #ifndef WTIO_CTX_H
 #define WTIO_CTX_H
@@ -34,6 +35,7 @@ struct wtio_folio;
 
 #define WTIO_INODE_HASH 4096	/* buckets of ctx->inode_hash */
 struct wtio_ioend;
+struct wtio_slot_pool;
 
 /* The index: one hash table per context with striped locks, so many
  * threads on one file do not contend on one lock. */
@@ -42,6 +44,8 @@ struct wtio_index {
 	uint64_t mask;
 	pthread_mutex_t *locks;
 	uint64_t lock_mask;
+	/* Chunks for the inodes' own indexes (inode_slots.c). */
+	struct wtio_slot_pool *slots;
 };
 
 struct wtio_ctx {

@@ -21,6 +21,7 @@ struct wtio_ctx;
 struct wtio_folio;
 struct wtio_resv_cow;
 struct wtio_size_undo;
+struct wtio_slot_dir;
 
 struct wtio_inode {
 	struct wtio_ctx *ctx;
@@ -83,6 +84,9 @@ struct wtio_inode {
 	pthread_mutex_t i_pages_lock;
 	struct wtio_folio_list pages;	/* every cached folio of the inode */
 	uint64_t nr_pages;
+	/* index -> folio for lockless hits, kept under i_pages_lock beside
+	 * the hash (inode_slots.h); NULL until the first folio. */
+	struct wtio_slot_dir *_Atomic i_slots;
 
 	pthread_mutex_t dirty_lock;
 	struct wtio_folio_list dirty;	/* oldest first */

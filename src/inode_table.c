@@ -22,6 +22,7 @@
 #include "folio.h"
 #include "ctx.h"
 #include "inode.h"
+#include "inode_slots.h"
 #include "sys.h"
 
 static uint32_t round_down_pow2(uint32_t v)
@@ -143,6 +144,7 @@ static void inode_destroy(struct wtio_inode *inode)
 	pthread_mutex_destroy(&inode->tail_lock);
 	pthread_cond_destroy(&inode->extend_cond);
 	wtio_reserve_free(inode);	/* also freed by wtio_ctx_crash */
+	wtio_slots_free(inode);
 	free(inode);
 }
 

@@ -21,11 +21,17 @@ enum wtio_test_point {
 	WTIO_TP_WSEQ_RETRY,	/* read without the file lock: i_wseq moved,
 				 * the copy thrown away (f is NULL) */
 	WTIO_TP_WSEQ_OK,	/* read without the file lock: kept (NULL) */
+	WTIO_TP_HIT_IDENTITY,	/* lockless hit: nonzero skips the check of
+				 * the folio's inode and index */
+	WTIO_TP_SLOT_HIT,	/* the inode's slot named the folio wanted */
+	WTIO_TP_SLOT_STALE,	/* the inode's slot named another folio */
+	WTIO_TP_SLOT_KEEP,	/* unhash: nonzero leaves the slot set */
 };
 struct wtio_folio;
 #ifdef WTIO_TEST_HOOKS
 /* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check, at
- * WTIO_TP_WSEQ_SKIP to skip the file's. */
+ * WTIO_TP_WSEQ_SKIP to skip the file's, at WTIO_TP_HIT_IDENTITY and
+ * WTIO_TP_SLOT_KEEP to skip the checks named there. */
 extern int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
 #define WTIO_TEST_HOOK(tp, f) (wtio_test_hook ? wtio_test_hook(tp, f) : 0)
 #else
