@@ -7,7 +7,10 @@
  *      threads;
  *   2. 4 KiB random writes that fit in the budget: wtio write-back against
  *      buffered pwrite(2).
- * Usage: wtio-microbench [DIR] [SIZE_MIB] [SECONDS]
+ * Usage: wtio-microbench [DIR] [SIZE_MIB] [SECONDS] [kernel|wtio]
+ * With a last argument, only that side's runs are made (the other's
+ * column is 0): for counting one side's instructions or system calls
+ * per request with perf stat.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -96,6 +99,9 @@ int main(int argc, char **argv)
 	const char *dir = argc > 1 ? argv[1] : ".";
 	uint64_t size = (argc > 2 ? strtoull(argv[2], NULL, 0) : 256) << 20;
 	double secs = argc > 3 ? atof(argv[3]) : 3.0;
+	const char *only = argc > 4 ? argv[4] : "";
+	bool kside = strcmp(only, "wtio") != 0;
+	bool wside = strcmp(only, "kernel") != 0;
 	char path[4096];
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx;
@@ -142,15 +148,15 @@ int main(int argc, char **argv)
 	printf("%-34s %14s %14s %8s\n", "workload", "kernel IOPS", "wtio IOPS",
 	       "ratio");
 	for (int threads = 1; threads <= 2; threads++) {
-		double k = measure(fd, NULL, false, threads, size, secs);
-		double w = measure(-1, wf, false, threads, size, secs);
+		double k = kside ? measure(fd, NULL, false, threads, size, secs) : 0;
+		double w = wside ? measure(-1, wf, false, threads, size, secs) : 0;
 
 		printf("4k randread cached, %d thread%s     %14.0f %14.0f %7.2fx\n",
 		       threads, threads > 1 ? "s" : " ", k, w, w / k);
 	}
 	{
-		double k = measure(fd, NULL, true, 1, size, secs);
-		double w = measure(-1, wf, true, 1, size, secs);
+		double k = kside ? measure(fd, NULL, true, 1, size, secs) : 0;
+		double w = wside ? measure(-1, wf, true, 1, size, secs) : 0;
 
 		printf("4k randwrite write-back, 1 thread  %14.0f %14.0f %7.2fx\n",
 		       k, w, w / k);
