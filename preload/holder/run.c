@@ -22,6 +22,11 @@
  * and when the front dies of one it cannot catch (SIGKILL) before the
  * program has ended, the holder SIGKILLs the program: killing wtio-run's
  * pid kills the program, as without --shared (where wtio-run execs it).
+ *
+ * If the holder dies first, the front says what died with it from the
+ * record the two share (record.h; report.c) and exits 125 when data was
+ * lost; when the front returns while the holder serves processes left
+ * behind, a watchdog it forks takes that over (report.c).
  */
 #include <errno.h>
 #include <fcntl.h>
