@@ -11,6 +11,7 @@
 #include "test_hooks.h"
 #include "folio.h"
 #include "cache.h"
+#include "cache_peek.h"
 #include "ctx.h"
 #include "span.h"
 #include "inode.h"

@@ -18,6 +18,7 @@
 #include "clock.h"
 #include "huge_map.h"
 #include "inode.h"
+#include "index_hash.h"
 #include "inode_slots.h"
 #include "stats.h"
 #include "sys.h"
@@ -30,16 +31,6 @@ int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
  * allocation gives up: 3 s, or 30 ms when no dirty folio is left that
  * background writeback could clean. */
 #define WTIO_ALLOC_STALLS 300
-
-static uint64_t hash_key(const struct wtio_inode *inode, uint64_t index)
-{
-	uint64_t h = (uint64_t)(uintptr_t)inode * 0x9e3779b97f4a7c15ull;
-
-	h ^= index * 0xc2b2ae3d27d4eb4full;
-	h ^= h >> 29;
-	h *= 0x165667b19e3779f9ull;
-	return h ^ (h >> 32);
-}
 
 static uint64_t next_pow2(uint64_t v)
 {
@@ -212,7 +203,7 @@ void wtio_folio_remove(struct wtio_folio *folio)
 	if (!inode)
 		return;
 	ctx = inode->ctx;
-	h = hash_key(inode, atomic_load(&folio->index));
+	h = wtio_index_hash(inode, atomic_load(&folio->index));
 	pthread_mutex_lock(bucket_lock(ctx, h));
 	folio_unhash(ctx, folio, inode, h);
 	pthread_mutex_unlock(bucket_lock(ctx, h));
@@ -223,7 +214,7 @@ void wtio_folio_remove(struct wtio_folio *folio)
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	uint64_t h = hash_key(inode, index);
+	uint64_t h = wtio_index_hash(inode, index);
 	struct wtio_folio *f;
 
 	pthread_mutex_lock(bucket_lock(ctx, h));
@@ -241,75 +232,6 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 		   FOLIO_REFERENCED))
 		wtio_folio_set_flag(f, FOLIO_REFERENCED);
 	return f;
-}
-
-/* Chains are short (a bucket per folio); a walk this long has been sent
- * round by concurrent removals and reinsertions: give up, take the lock. */
-#define WTIO_PEEK_MAX_STEPS 16
-
-/*
- * Start fetching the first lines of bytes [from, to) of folio f, which
- * the caller is about to copy (the hardware prefetcher follows the copy
- * for the rest: fetching all of them here was measured slower, see
- * docs/BENCHMARKS.md), and f's own first line. Where the bytes lie
- * follows from f's place in the array, without a load of f itself, so
- * the misses on the data and on the folio overlap. Only a hint.
- */
-#define WTIO_PEEK_PREFETCH 256u
-
-static void peek_prefetch(struct wtio_ctx *ctx, const struct wtio_folio *f,
-			  uint32_t from, uint32_t to)
-{
-	const char *d = ctx->arena +
-		((size_t)(f - ctx->folios) << ctx->folio_shift);
-	uint32_t end = to - from > WTIO_PEEK_PREFETCH ?
-		       from + WTIO_PEEK_PREFETCH : to;
-
-	__builtin_prefetch(f);
-	for (uint32_t o = from & ~63u; o < end; o += 64)
-		__builtin_prefetch(d + o);
-}
-
-static bool peek_is(struct wtio_folio *f, struct wtio_inode *inode,
-		    uint64_t index)
-{
-	return atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
-	       atomic_load_explicit(&f->index, memory_order_relaxed) == index;
-}
-
-struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
-				   uint32_t from, uint32_t to)
-{
-	struct wtio_ctx *ctx = inode->ctx;
-	struct wtio_folio *f = wtio_slots_peek(inode, index);
-	uint64_t h;
-	int steps = 0;
-
-	/* The inode's own slot first: no hash, no chain, no collisions. */
-	if (f) {
-		peek_prefetch(ctx, f, from, to);
-		if (peek_is(f, inode, index) ||
-		    WTIO_TEST_HOOK(WTIO_TP_HIT_IDENTITY, f)) {
-			WTIO_TEST_HOOK(WTIO_TP_SLOT_HIT, f);
-			return f;
-		}
-		WTIO_TEST_HOOK(WTIO_TP_SLOT_STALE, f);
-	}
-	/* No slot (none kept, or a race with its setting): the hash.
-	 * Folios live in the arena for the context's lifetime, so a chain
-	 * pointer is always safe to follow, even to a folio reused since. */
-	h = hash_key(inode, index);
-	f = atomic_load_explicit(&ctx->index.buckets[h & ctx->index.mask],
-				 memory_order_acquire);
-	/* Its head is the folio wanted when there is no collision. */
-	if (f)
-		peek_prefetch(ctx, f, from, to);
-	for (; f && steps < WTIO_PEEK_MAX_STEPS;
-	     f = atomic_load_explicit(&f->hash_next, memory_order_acquire), steps++) {
-		if (peek_is(f, inode, index))
-			return f;
-	}
-	return NULL;
 }
 
 /*
@@ -330,7 +252,7 @@ static bool folio_evict_held(struct wtio_ctx *ctx, struct wtio_folio *f)
 	inode = atomic_load(&f->inode);
 	if (!inode)
 		goto out_unlock;
-	h = hash_key(inode, atomic_load(&f->index));
+	h = wtio_index_hash(inode, atomic_load(&f->index));
 	pthread_mutex_lock(bucket_lock(ctx, h));
 	s = wtio_folio_flags(f);
 	if (atomic_load(&f->refcount) == 2 &&
@@ -503,7 +425,7 @@ static struct wtio_folio *folio_insert(struct wtio_inode *inode,
 				       uint64_t index, struct wtio_folio *nf)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	uint64_t h = hash_key(inode, index);
+	uint64_t h = wtio_index_hash(inode, index);
 	struct wtio_folio *_Atomic *bucket = &ctx->index.buckets[h & ctx->index.mask];
 	struct wtio_folio *f;
 

@@ -20,11 +20,6 @@ void wtio_folio_get(struct wtio_folio *folio);
 void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio);
 /* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
-/* The folio cached at index, without lock or reference: only a hint, to
- * be checked against the folio's seq (see struct wtio_folio). Starts
- * fetching its bytes [from, to), which the caller will copy. */
-struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
-				   uint32_t from, uint32_t to);
 /* Find or create; returns the folio referenced and LOCKED, its identity
  * checked. *created says whether it is new (no block uptodate). With
  * nowait, returns -EAGAIN instead of sleeping. */

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache_peek.c - the lookup a lockless cache hit makes: the inode's own
+ * slot (inode_slots.h), else a walk of the hash chain, both without a
+ * lock and both only a hint that the reader checks (buffered_read.c).
+ */
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cache_peek.h"
+#include "ctx.h"
+#include "folio.h"
+#include "index_hash.h"
+#include "inode.h"
+#include "inode_slots.h"
+#include "test_hooks.h"
+
+/* Chains are short (a bucket per folio); a walk this long has been sent
+ * round by concurrent removals and reinsertions: give up, take the lock. */
+#define WTIO_PEEK_MAX_STEPS 16
+
+/*
+ * Start fetching the first lines of bytes [from, to) of folio f, which
+ * the caller is about to copy (the hardware prefetcher follows the copy
+ * for the rest: fetching all of them here was measured slower, see
+ * docs/BENCHMARKS.md), and f's own first line. Where the bytes lie
+ * follows from f's place in the array, without a load of f itself, so
+ * the misses on the data and on the folio overlap. Only a hint.
+ */
+#define WTIO_PEEK_PREFETCH 256u
+
+static void peek_prefetch(struct wtio_ctx *ctx, const struct wtio_folio *f,
+			  uint32_t from, uint32_t to)
+{
+	const char *d = ctx->arena +
+		((size_t)(f - ctx->folios) << ctx->folio_shift);
+	uint32_t end = to - from > WTIO_PEEK_PREFETCH ?
+		       from + WTIO_PEEK_PREFETCH : to;
+
+	__builtin_prefetch(f);
+	for (uint32_t o = from & ~63u; o < end; o += 64)
+		__builtin_prefetch(d + o);
+}
+
+static bool peek_is(struct wtio_folio *f, struct wtio_inode *inode,
+		    uint64_t index)
+{
+	return atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+	       atomic_load_explicit(&f->index, memory_order_relaxed) == index;
+}
+
+struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
+				   uint32_t from, uint32_t to)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_folio *f = wtio_slots_peek(inode, index);
+	uint64_t h;
+	int steps = 0;
+
+	/* The inode's own slot first: no hash, no chain, no collisions. */
+	if (f) {
+		peek_prefetch(ctx, f, from, to);
+		if (peek_is(f, inode, index) ||
+		    WTIO_TEST_HOOK(WTIO_TP_HIT_IDENTITY, f)) {
+			WTIO_TEST_HOOK(WTIO_TP_SLOT_HIT, f);
+			return f;
+		}
+		WTIO_TEST_HOOK(WTIO_TP_SLOT_STALE, f);
+	}
+	/* No slot (none kept, or a race with its setting): the hash.
+	 * Folios live in the arena for the context's lifetime, so a chain
+	 * pointer is always safe to follow, even to a folio reused since. */
+	h = wtio_index_hash(inode, index);
+	f = atomic_load_explicit(&ctx->index.buckets[h & ctx->index.mask],
+				 memory_order_acquire);
+	/* Its head is the folio wanted when there is no collision. */
+	if (f)
+		peek_prefetch(ctx, f, from, to);
+	for (; f && steps < WTIO_PEEK_MAX_STEPS;
+	     f = atomic_load_explicit(&f->hash_next, memory_order_acquire), steps++) {
+		if (peek_is(f, inode, index))
+			return f;
+	}
+	return NULL;
+}
