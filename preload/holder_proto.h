@@ -183,6 +183,7 @@ struct holder_stats {
 	uint64_t dirty_lost_bytes;	/* write-back errors at exit */
 	uint64_t seeks;			/* HOP_LSEEK asked (not answered
 					 * from the shared page) */
+	uint64_t sizes;			/* HOP_SIZE asked (fstat), the same */
 };
 
 /*

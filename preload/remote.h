@@ -136,6 +136,8 @@ void remote_forget(int fd);
 /* remote_shm.c: lseek(fd, off, whence) answered from the holder's shared
  * page: 1 (*res: the position, or -EINVAL), 0 = ask the holder. */
 int remote_seek_local(int fd, off_t off, int whence, off_t *res);
+/* fd's file size from that page: 1 (*size set), 0 = ask the holder. */
+int remote_size_local(int fd, off_t *size);
 /* Shared mode on (config.c, after the paths are known). */
 void remote_setup(void);
 

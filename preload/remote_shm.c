@@ -6,7 +6,7 @@
  * page is asked for once per process image and kept (a fork inherits
  * the mapping); anything unusual (no page, the slot not this OFD's, a
  * demotion begun, SEEK_CUR with no position set here, SEEK_DATA) goes to
- * the holder as before.
+ * the holder as before. fstat takes its size from the same page.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -109,5 +109,36 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 					    gen | (uint64_t)(r + 1)))
 		return 0;
 	*res = r;
+	return 1;
+}
+
+int remote_size_local(int fd, off_t *size)
+{
+	uint64_t v = remote_slot(fd), id, gen, w;
+	struct holder_shm_ofd *s;
+	struct holder_shm *m;
+	int64_t sz;
+	uint32_t i;
+
+	if (!v || (v & RTAB_DEMOTED) || !(m = get_page()))
+		return 0;
+	id = v - 1;
+	s = &m->ofd[id % HOLDER_SHM_OFDS];
+	gen = (uint64_t)HOLDER_SHM_GEN(id) << 48;
+	w = atomic_load_explicit(&s->pos, memory_order_acquire);
+	if ((w & ~HOLDER_SHM_CLOSED) != gen ||
+	    (w & HOLDER_SHM_CLOSED) == HOLDER_SHM_CLOSED ||
+	    atomic_load_explicit(&s->id, memory_order_acquire) != id)
+		return 0;
+	i = atomic_load_explicit(&s->ino, memory_order_relaxed);
+	if (i >= HOLDER_SHM_INOS)
+		return 0;
+	sz = atomic_load_explicit(&m->size[i], memory_order_acquire);
+	/* still this OFD's slot, open: the size was its file's */
+	w = atomic_load_explicit(&s->pos, memory_order_acquire);
+	if (sz < 0 || (w & ~HOLDER_SHM_CLOSED) != gen ||
+	    (w & HOLDER_SHM_CLOSED) == HOLDER_SHM_CLOSED)
+		return 0;
+	*size = (off_t)sz;
 	return 1;
 }

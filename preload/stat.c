@@ -54,7 +54,16 @@ static int do_fstat(int fd, struct stat *st)
 	shim_resolve();
 	if (remote_served(fd)) {
 		int64_t res, size;
-		int rr = remote_fd_op(fd, HOP_SIZE, 0, 0, 0, &res, &size);
+		off_t ls;
+		int rr;
+
+		if (remote_size_local(fd, &ls)) {
+			r = real.fstat(fd, st);
+			if (r == 0 && S_ISREG(st->st_mode))
+				st->st_size = ls;
+			return r;
+		}
+		rr = remote_fd_op(fd, HOP_SIZE, 0, 0, 0, &res, &size);
 
 		if (rr < 0 || (rr == 1 && res < 0))
 			return (int)shim_ret(rr < 0 ? rr : res);

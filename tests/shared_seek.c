@@ -6,7 +6,8 @@
  * thread, another thread, a forked child sharing the description, after a
  * dup and after the file is passed through (mmap); SEEK_END follows sizes
  * that other descriptions and processes change; a negative result is
- * EINVAL and moves nothing. It makes LOOPS local seeks more, so that the
+ * EINVAL and moves nothing; fstat's size is the same as SEEK_END's. It
+ * makes LOOPS local seeks and LOOPS fstats more, so that the
  * script can see in the holder's stats that they were not asked of it.
  *   shared_seek DIR LOOPS
  * Prints PASS: seek, or FAIL: with the step.
@@ -18,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -65,6 +67,16 @@ static void read_at(int fd, off_t where, int gen, const char *what)
 	CHECK(read(fd, &c, 1) == 1, "%s: read", what);
 	CHECK(c == pat(where, gen), "%s: read got 0x%02x, want 0x%02x (position %lld)",
 	      what, c, pat(where, gen), (long long)where);
+}
+
+static void expect_size(int fd, off_t want, const char *what)
+{
+	struct stat st;
+
+	CHECK(fstat(fd, &st) == 0, "%s: fstat", what);
+	CHECK(st.st_size == want, "%s: fstat size %lld, want %lld", what,
+	      (long long)st.st_size, (long long)want);
+	CHECK(S_ISREG(st.st_mode), "%s: fstat mode 0%o", what, st.st_mode);
 }
 
 static void expect_pos(int fd, off_t want, const char *what)
@@ -132,6 +144,8 @@ int main(int argc, char **argv)
 	/* SEEK_END after this description's own writes, many times */
 	for (i = 0; i < loops; i++)
 		CHECK((r = lseek(fd, 0, SEEK_END)) == SZ, "SEEK_END %lld", (long long)r);
+	for (i = 0; i < loops; i++)
+		expect_size(fd, SZ, "fstat after the writes");
 	CHECK(lseek(fd, -10, SEEK_END) == SZ - 10, "SEEK_END - 10");
 	read_at(fd, SZ - 10, 0, "after SEEK_END - 10");
 	expect_pos(fd, SZ - 9, "after the read");
@@ -169,8 +183,10 @@ int main(int argc, char **argv)
 	CHECK(fd2 >= 0, "second open");
 	fill(fd2, SZ, 4096, 0);
 	CHECK(lseek(fd, 0, SEEK_END) == SZ + 4096, "SEEK_END after fd2 extended");
+	expect_size(fd, SZ + 4096, "fstat after fd2 extended");
 	CHECK(ftruncate(fd2, SZ) == 0, "ftruncate fd2");
 	CHECK(lseek(fd, 0, SEEK_END) == SZ, "SEEK_END after fd2 truncated");
+	expect_size(fd, SZ, "fstat after fd2 truncated");
 	/* its own position is its own */
 	CHECK(lseek(fd2, 500, SEEK_SET) == 500, "fd2 SEEK_SET");
 	CHECK(lseek(fd, 600, SEEK_SET) == 600, "fd SEEK_SET");
@@ -217,6 +233,7 @@ int main(int argc, char **argv)
 	      "child failed (status 0x%x)", st);
 	read_at(fd, 300, 0, "parent: the child's position");
 	CHECK(lseek(fd, 0, SEEK_END) == SZ + 8192, "SEEK_END after the child's extension");
+	expect_size(fd, SZ + 8192, "fstat after the child's extension");
 	CHECK(ftruncate(fd, SZ) == 0, "ftruncate after the child");
 
 	/* another thread reads at positions this one sets (its own
@@ -255,6 +272,7 @@ int main(int argc, char **argv)
 	read_at(fd3, 1234, 0, "after the file passed through");
 	expect_pos(fd3, 1235, "passed through");
 	CHECK(lseek(fd3, 0, SEEK_END) == SZ, "SEEK_END passed through");
+	expect_size(fd3, SZ, "fstat passed through");
 	munmap(m, SZ);
 	close(fd3);
 

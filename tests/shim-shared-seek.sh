@@ -6,9 +6,10 @@
 # every position a local seek sets is the one the next call uses (the
 # same thread, another thread, a forked child, a dup, after the file is
 # passed through by mmap), that SEEK_END follows sizes other descriptions
-# and processes change, and that a negative result is EINVAL; here, the
-# holder's stats must show that its LOOPS-times loops were not asked of
-# it (seeks: the HOP_LSEEK requests it answered). In two modes.
+# and processes change, that a negative result is EINVAL, and that fstat's
+# size is SEEK_END's; here, the holder's stats must show that its loops
+# (LOOPS seeks, LOOPS fstats) were not asked of it (seeks: the HOP_LSEEK
+# requests it answered; sizes: HOP_SIZE, fstat's). In two modes.
 . "$(dirname "$0")/shim-lib.sh"
 . "$(dirname "$0")/shim-shared-lib.sh"
 PROG=$SHIM_BIN/shared_seek
@@ -28,8 +29,11 @@ for mode in writeback writethrough; do
 		fail "$mode: only ${served:-0} opens served: $(tr '\n' ' ' <"$STATS")"
 	[ -n "$seeks" ] && [ "$seeks" -lt $((LOOPS / 4)) ] ||
 		fail "$mode: the holder answered ${seeks:-?} seeks of the program's $((2 * LOOPS + 40)) or so: the local path was not taken"
+	sizes=$(stat_of "$STATS" sizes)
+	[ -n "$sizes" ] && [ "$sizes" -lt $((LOOPS / 4)) ] ||
+		fail "$mode: the holder answered ${sizes:-?} fstat sizes of the program's $LOOPS or so: the shared page was not used"
 	[ "$(stat_of "$STATS" demoted_program)" -ge 1 ] ||
 		fail "$mode: the mmap'd file was not passed through: $(grep '^demoted' "$STATS" | tr '\n' ' ')"
-	echo "ok: $mode (the holder answered $seeks seeks)"
+	echo "ok: $mode (the holder answered $seeks seeks, $sizes sizes)"
 done
 echo "PASS: shim-shared-seek"

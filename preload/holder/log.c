@@ -119,6 +119,7 @@ int hstats_write(const char *path)
 	P(bytes_written);
 	P(syncs);
 	P(seeks);
+	P(sizes);
 	P(clients_died);
 	P(dirty_lost_bytes);	/* last: the tests wait for this line */
 #undef P

@@ -407,6 +407,7 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		return;
 	switch (req->op) {
 	case HOP_SIZE:
+		HSTAT_INC(sizes);
 		rep->val = wtio_file_size(o->ino->wf);
 		rep->status = rep->val < 0 ? rep->val : 0;
 		break;
