@@ -251,6 +251,23 @@ void wtio_folio_finish_writeback(struct wtio_inode *inode,
 	wtio_folio_end_writeback(folio);
 }
 
+void wtio_folios_finish_writeback(struct wtio_inode *inode,
+				  struct wtio_folio *const *v, int n)
+{
+	int i;
+
+	if (n <= 0)
+		return;
+	pthread_mutex_lock(&inode->wb_list_lock);
+	for (i = 0; i < n; i++)
+		wtio_flist_del(&inode->wb_folios, v[i], WTIO_FL_WB);
+	pthread_mutex_unlock(&inode->wb_list_lock);
+	atomic_fetch_sub(&inode->ctx->nr_writeback, n);
+	atomic_fetch_sub(&inode->nr_writeback, n);
+	for (i = 0; i < n; i++)
+		wtio_folio_end_writeback(v[i]);
+}
+
 /* Locked dirty folio -> writeback: the I/O now owns its dirty blocks. */
 void wtio_folio_start_writeback(struct wtio_inode *inode,
 				struct wtio_folio *folio)
@@ -259,4 +276,53 @@ void wtio_folio_start_writeback(struct wtio_inode *inode,
 	folio_clear_dirty(inode, folio);
 	folio->wb_blocks = folio->ifs_dirty;
 	folio->ifs_dirty = 0;
+}
+
+void wtio_folios_start_writeback(struct wtio_inode *inode,
+				 struct wtio_folio *const *v, int n)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint64_t was_dirty[(WTIO_WB_START_MAX + 63) / 64] = { 0 };
+	int i, cleared = 0, errors = 0;
+
+	if (n <= 0)
+		return;
+	/* wtio_folio_set_writeback, for each */
+	for (i = 0; i < n; i++)
+		wtio_folio_set_flag(v[i], FOLIO_WRITEBACK);
+	atomic_fetch_add(&ctx->nr_writeback, n);
+	atomic_fetch_add(&inode->nr_writeback, n);
+	pthread_mutex_lock(&inode->wb_list_lock);
+	for (i = 0; i < n; i++) {
+		v[i]->wb_seq = ++inode->wb_seq;
+		wtio_flist_add_head(&inode->wb_folios, v[i], WTIO_FL_WB);
+	}
+	pthread_mutex_unlock(&inode->wb_list_lock);
+	/* folio_clear_dirty, for each */
+	for (i = 0; i < n; i++) {
+		uint32_t old = atomic_fetch_and(&v[i]->state,
+						~(FOLIO_DIRTY | FOLIO_ERROR));
+
+		if (!(old & FOLIO_DIRTY))
+			continue;
+		was_dirty[i / 64] |= 1ull << (i % 64);
+		cleared++;
+		if (old & FOLIO_ERROR)
+			errors++;
+	}
+	if (cleared) {
+		pthread_mutex_lock(&inode->dirty_lock);
+		for (i = 0; i < n; i++)
+			if (was_dirty[i / 64] & (1ull << (i % 64)))
+				dirty_list_del(inode, v[i]);
+		pthread_mutex_unlock(&inode->dirty_lock);
+		atomic_fetch_sub(&ctx->nr_dirty, cleared);
+		if (errors)
+			atomic_fetch_sub(&ctx->nr_dirty_error, errors);
+		dirty_wake_throttled(ctx);
+	}
+	for (i = 0; i < n; i++) {
+		v[i]->wb_blocks = v[i]->ifs_dirty;
+		v[i]->ifs_dirty = 0;
+	}
 }

@@ -36,9 +36,18 @@ void wtio_folio_set_writeback(struct wtio_inode *inode,
 			      struct wtio_folio *folio);
 void wtio_folio_finish_writeback(struct wtio_inode *inode,
 				 struct wtio_folio *folio);
+/* The same for n folios of inode at once (one I/O's): the list's lock
+ * taken once. */
+void wtio_folios_finish_writeback(struct wtio_inode *inode,
+				  struct wtio_folio *const *v, int n);
 /* Dirty (or write-through) folio, locked -> WRITEBACK: its dirty blocks
  * become wb_blocks, owned by the I/O. */
 void wtio_folio_start_writeback(struct wtio_inode *inode,
 				struct wtio_folio *folio);
+/* The same for n (<= WTIO_WB_START_MAX) locked folios of inode at once:
+ * each list's lock taken once for them all. */
+#define WTIO_WB_START_MAX 256
+void wtio_folios_start_writeback(struct wtio_inode *inode,
+				 struct wtio_folio *const *v, int n);
 
 #endif /* WTIO_DIRTY_H */

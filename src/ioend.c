@@ -6,10 +6,13 @@
  * failure giving their blocks back dirty or invalidating them).
  *
  * An ioend is one write I/O over a contiguous file range, built from runs
- * of dirty blocks of consecutive folios (one iovec per run), capped at
- * max_io_size. A folio may feed several ioends when its dirty blocks are
- * not contiguous; wb_pending counts them and the last completion ends the
- * folio's writeback.
+ * of dirty blocks of consecutive folios (one segment per run), capped at
+ * max_io_size. Segments whose memory follows on from the one before share
+ * an iovec: a stream written into consecutive slots of the arena goes out
+ * as one buffer, which the backend can pass as a registered (fixed) one
+ * instead of pinning every page of it. A folio may feed several ioends
+ * when its dirty blocks are not contiguous; wb_pending counts them and the
+ * last completion ends the folio's writeback.
  *
  * On a striped device the ioends follow stripe.h's rule: whole aligned
  * stripes, or inside one stripe. Runs are cut at stripe boundaries, an
@@ -44,13 +47,17 @@ struct wtio_ioend {
 	uint32_t io_size;		/* bytes */
 	uint32_t io_done;		/* bytes completed so far */
 	int io_nr_vecs;
-	/* Vectors and bytes before the last stripe boundary inside the
-	 * ioend (0: none), where a split keeps the stripes before whole. */
+	int io_nr_segs;			/* (folio, blocks) runs, >= vecs */
+	/* Vectors, segments and bytes before the last stripe boundary
+	 * inside the ioend (0: none), where a split keeps the stripes
+	 * before whole. No vector crosses such a boundary. */
 	int io_stripe_vecs;
+	int io_stripe_segs;
 	uint32_t io_stripe_bytes;
 	bool io_extending;		/* counted by wtio_inode_dio_write_begin */
 	struct iovec io_vecs[WTIO_IO_MAX_IOVECS];
 	struct iovec io_rest[WTIO_IO_MAX_IOVECS];	/* resubmission */
+	/* Per segment: its folio and blocks. */
 	struct wtio_folio *io_folios[WTIO_IO_MAX_IOVECS];
 	uint64_t io_blocks[WTIO_IO_MAX_IOVECS];
 	/* Blocks to give back as dirty if the I/O fails; the rest of
@@ -128,7 +135,7 @@ static bool ioend_space_error_is_writers(const struct wtio_ioend *ioend,
 
 	if (error != -ENOSPC && error != -EDQUOT)
 		return false;
-	for (i = 0; i < ioend->io_nr_vecs; i++)
+	for (i = 0; i < ioend->io_nr_segs; i++)
 		if (ioend->io_redirty[i])
 			return false;
 	return true;
@@ -178,14 +185,21 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	struct wtio_inode *inode = ioend->io_inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	struct wtio_wb_ctl *wbc = ioend->io_wbc;
-	int i;
+	struct wtio_folio *ended[WTIO_IO_MAX_IOVECS];
+	int i, n = 0;
 
 	if (error && wbc)
 		wtio_wbc_set_error(wbc, error);
 	wtio_write_io_end(inode, ioend->io_extending, ioend->io_offset,
 			  ioend->io_done, ioend->io_size, error,
 			  !ioend_space_error_is_writers(ioend, error));
-	for (i = 0; i < ioend->io_nr_vecs; i++) {
+	/* Last folio first: the ones this frees (drop-behind) go on the
+	 * free list in reverse, so that it hands them out again in the
+	 * order of their memory, and the next stream's folios are
+	 * consecutive slots again (one buffer per I/O). The folios whose
+	 * last I/O this was end their writeback together (one pass over
+	 * the list's lock), before any of them is dropped. */
+	for (i = ioend->io_nr_segs; i-- > 0;) {
 		struct wtio_folio *folio = ioend->io_folios[i];
 
 		if (error)
@@ -196,12 +210,18 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 			    folio->ifs_dirty)
 				wtio_folio_mark_dirty(inode, folio);
 			folio->wb_blocks = 0;
-			wtio_folio_finish_writeback(inode, folio);
-			if (!error && wtio_folio_test(folio, FOLIO_DROPBEHIND))
-				wtio_folio_drop_behind(ctx, folio);
+			ended[n++] = folio;
 		}
-		wtio_folio_put(ctx, folio);
 	}
+	wtio_folios_finish_writeback(inode, ended, n);
+	/* Dropped only after an I/O that succeeded, and only clean and
+	 * idle (wtio_folio_drop_behind): a folio given back dirty by a
+	 * failed I/O stays, for fsync to retry and report. */
+	for (i = 0; i < n && !error; i++)
+		if (wtio_folio_test(ended[i], FOLIO_DROPBEHIND))
+			wtio_folio_drop_behind(ctx, ended[i]);
+	for (i = ioend->io_nr_segs; i-- > 0;)
+		wtio_folio_put(ctx, ioend->io_folios[i]);
 	ioend_free(ctx, ioend);
 	if (wbc && atomic_fetch_sub(&wbc->inflight, 1) == 1 && wbc->done)
 		wbc->done(wbc);
@@ -341,9 +361,10 @@ static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 static struct wtio_ioend *ioend_split_stripe(struct wtio_ioend *io)
 {
 	int k = io->io_stripe_vecs, m = io->io_nr_vecs - k;
+	int ks = io->io_stripe_segs, ms = io->io_nr_segs - ks;
 	struct wtio_ioend *tail;
 
-	if (k <= 0 || m <= 0)
+	if (k <= 0 || m <= 0 || ks <= 0 || ms <= 0)
 		return NULL;
 	tail = ioend_alloc(io->io_inode->ctx);
 	if (!tail)
@@ -355,16 +376,19 @@ static struct wtio_ioend *ioend_split_stripe(struct wtio_ioend *io)
 	tail->io_offset = io->io_offset + io->io_stripe_bytes;
 	tail->io_size = io->io_size - io->io_stripe_bytes;
 	tail->io_nr_vecs = m;
+	tail->io_nr_segs = ms;
 	memcpy(tail->io_vecs, io->io_vecs + k, (size_t)m * sizeof(io->io_vecs[0]));
-	memcpy(tail->io_folios, io->io_folios + k,
-	       (size_t)m * sizeof(io->io_folios[0]));
-	memcpy(tail->io_blocks, io->io_blocks + k,
-	       (size_t)m * sizeof(io->io_blocks[0]));
-	memcpy(tail->io_redirty, io->io_redirty + k,
-	       (size_t)m * sizeof(io->io_redirty[0]));
+	memcpy(tail->io_folios, io->io_folios + ks,
+	       (size_t)ms * sizeof(io->io_folios[0]));
+	memcpy(tail->io_blocks, io->io_blocks + ks,
+	       (size_t)ms * sizeof(io->io_blocks[0]));
+	memcpy(tail->io_redirty, io->io_redirty + ks,
+	       (size_t)ms * sizeof(io->io_redirty[0]));
 	io->io_nr_vecs = k;
+	io->io_nr_segs = ks;
 	io->io_size = io->io_stripe_bytes;
 	io->io_stripe_vecs = 0;
+	io->io_stripe_segs = 0;
 	io->io_stripe_bytes = 0;
 	return tail;
 }
@@ -435,6 +459,26 @@ void wtio_ioend_reap_all(struct wtio_wb_ctl *wbc)
 		wtio_io_reap(be, 1, NULL);
 }
 
+/* The next len bytes of the ioend are at buf: the last vector goes on
+ * when buf follows it in memory, except at a stripe boundary (where a
+ * split may have to cut). */
+static void ioend_add_vec(struct wtio_ioend *io, char *buf, uint32_t len,
+			  bool edge)
+{
+	struct iovec *v;
+
+	if (io->io_nr_vecs && !edge) {
+		v = &io->io_vecs[io->io_nr_vecs - 1];
+		if ((char *)v->iov_base + v->iov_len == buf) {
+			v->iov_len += len;
+			return;
+		}
+	}
+	v = &io->io_vecs[io->io_nr_vecs++];
+	v->iov_base = buf;
+	v->iov_len = len;
+}
+
 /*
  * Add the dirty blocks of a folio now under writeback to the current
  * ioend, starting new ones where the range is not contiguous or full.
@@ -476,7 +520,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
 		len = n * bs;
 		blocks &= ~run;
-		if (io && contiguous && io->io_nr_vecs == WTIO_IO_MAX_IOVECS) {
+		if (io && contiguous && io->io_nr_segs == WTIO_IO_MAX_IOVECS) {
 			/* Full inside a stripe: the part after its last
 			 * boundary goes on in an ioend of its own. */
 			struct wtio_ioend *tail = in ? ioend_split_stripe(io) :
@@ -522,16 +566,16 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 			*cur = io;
 		} else if (edge) {
 			io->io_stripe_vecs = io->io_nr_vecs;
+			io->io_stripe_segs = io->io_nr_segs;
 			io->io_stripe_bytes = io->io_size;
 		}
 		wtio_folio_get(folio);
 		atomic_fetch_add(&folio->wb_pending, 1);
-		io->io_vecs[io->io_nr_vecs].iov_base = folio->data + first * bs;
-		io->io_vecs[io->io_nr_vecs].iov_len = len;
-		io->io_folios[io->io_nr_vecs] = folio;
-		io->io_blocks[io->io_nr_vecs] = run;
-		io->io_redirty[io->io_nr_vecs] = run & redirty;
-		io->io_nr_vecs++;
+		ioend_add_vec(io, folio->data + first * bs, len, edge);
+		io->io_folios[io->io_nr_segs] = folio;
+		io->io_blocks[io->io_nr_segs] = run;
+		io->io_redirty[io->io_nr_segs] = run & redirty;
+		io->io_nr_segs++;
 		io->io_size += len;
 	}
 	if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {

@@ -23,6 +23,7 @@
  * stack, so that fsync and close cannot fail (or, worse, succeed without
  * writing) for want of memory. 256 folios of 4 KiB fill one 1 MiB I/O. */
 #define WB_BATCH 256
+_Static_assert(WB_BATCH <= WTIO_WB_START_MAX, "a batch starts at once");
 /* Folios under writeback waited for per pass (on the stack too). */
 #define WB_WAIT_BATCH 64
 /* ioends one writeback call keeps in flight, and hands an asynchronous
@@ -40,6 +41,24 @@ static int cmp_folio_index(const void *a, const void *b)
 	uint64_t y = atomic_load(&(*(struct wtio_folio *const *)b)->index);
 
 	return x < y ? -1 : x > y;
+}
+
+/* A stream dirties its folios in file order, and the dirty list keeps
+ * that order: the sort is then a waste of a call per comparison. */
+static bool folios_sorted(struct wtio_folio *const *v, int n)
+{
+	uint64_t prev = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		uint64_t idx = atomic_load_explicit(&v[i]->index,
+						    memory_order_relaxed);
+
+		if (i && idx < prev)
+			return false;
+		prev = idx;
+	}
+	return true;
 }
 
 /* Referenced dirty folios in [first, last] dirtied before cutoff. */
@@ -116,6 +135,52 @@ static void wb_end_own(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur)
 	wtio_ioend_reap_all(wbc);
 }
 
+/*
+ * A batch of a pass that waits for nothing (started writeback, the
+ * flushers) and whose quota, if any, is a plain count (no stripe to
+ * finish: wb_quota_done): each folio that can go is locked and checked,
+ * at most max of them (0: no limit), then all of them start writeback
+ * together (each list's lock once, not once a folio), then go into the
+ * ioends in file order. Only trylocks while holding the others: nothing
+ * here waits. Returns the folios put under writeback; drops every
+ * reference of v.
+ */
+static uint64_t wb_batch_nowait(struct wtio_wb_ctl *wbc,
+				struct wtio_ioend **cur,
+				struct wtio_folio **v, int n, uint64_t max)
+{
+	struct wtio_inode *inode = wbc->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	int i, k = 0;
+
+	for (i = 0; i < n; i++) {
+		struct wtio_folio *f = v[i];
+
+		if ((!max || (uint64_t)k < max) && wtio_folio_trylock(f)) {
+			if (atomic_load(&f->inode) == inode &&
+			    (wtio_folio_flags(f) &
+			     (FOLIO_WRITEBACK | FOLIO_DIRTY | FOLIO_ERROR)) ==
+			    FOLIO_DIRTY) {
+				v[k++] = f;	/* k <= i: kept, locked */
+				continue;
+			}
+			wtio_folio_unlock(f);
+		}
+		wtio_folio_put(ctx, f);
+	}
+	wtio_folios_start_writeback(inode, v, k);
+	/* All unlocked before the first I/O goes: a submission may wait
+	 * (the size-change gate, a full ring), and no folio lock may be
+	 * held then. Under writeback they stay as they are. */
+	for (i = 0; i < k; i++)
+		wtio_folio_unlock(v[i]);
+	for (i = 0; i < k; i++) {
+		wtio_ioend_add_folio(wbc, cur, v[i], ~0ull);
+		wtio_folio_put(ctx, v[i]);
+	}
+	return (uint64_t)k;
+}
+
 int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			 enum wtio_wb_mode mode, uint64_t nr_to_write,
 			 uint64_t expired_before)
@@ -161,14 +226,21 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 	}
 	for (;;) {
 		uint64_t done_before = written;
-		int i, n;
+		int i = 0, n;
 
 		n = wb_collect(inode, first, last, cutoff, mode != WB_SYNC, v,
 			       WB_BATCH);
 		if (!n)
 			break;
-		qsort(v, (size_t)n, sizeof(*v), cmp_folio_index);
-		for (i = 0; i < n; i++) {
+		if (!folios_sorted(v, n))
+			qsort(v, (size_t)n, sizeof(*v), cmp_folio_index);
+		if (mode != WB_SYNC && (!nr_to_write || !wtio_stripe_width(
+				&inode->geo, inode->block_size))) {
+			written += wb_batch_nowait(wbc, &cur, v, n,
+					nr_to_write ? nr_to_write - written : 0);
+			i = n;
+		}
+		for (; i < n; i++) {
 			struct wtio_folio *f = v[i];
 
 			if (wb_quota_done(inode, cur, (int64_t)atomic_load(
