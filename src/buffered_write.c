@@ -2,7 +2,9 @@
 /*
  * buffered_write.c - the write-back write: reserve space for the data,
  * copy it into dirty folios (write_iter.c), then throttle the writer, or
- * with WTIO_DSYNC write the range and make it durable before returning.
+ * with WTIO_DSYNC write the range and make it durable before returning;
+ * with WTIO_DONTCACHE start its writeback at once, the folios leaving
+ * the cache as their I/O completes.
  */
 #include <errno.h>
 
@@ -17,6 +19,7 @@
 #include "writeback.h"
 #include "stats.h"
 #include "sync.h"
+#include "ioend.h"
 
 /* WTIO_DSYNC: write the range, wait for it, then make it durable. seq:
  * the inode's err_seq before the write, to catch a flusher's error. */
@@ -31,6 +34,51 @@ static int write_dsync_range(struct wtio_inode *inode, off_t off, size_t len,
 	if (!err && atomic_load(&inode->err_seq) != seq)
 		err = atomic_load(&inode->err_last);
 	return err;
+}
+
+/*
+ * WTIO_DONTCACHE (not DSYNC, not NOWAIT) where the context has a channel
+ * for started writeback: the kernel marks the folios dirty and starts
+ * their writeback at once; here the copy puts them under writeback
+ * directly (write-through's write end) and their I/O goes to the
+ * channel after the file lock is dropped, not waited for: its
+ * completion drops them. That skips the dirty list and the writeback
+ * pass over it (a lock taken each way for every folio). A failed I/O
+ * gives its blocks back dirty (keep_failed) and records the error for
+ * fsync, as any write-back does. Returns bytes copied or -errno.
+ */
+static ssize_t dontcache_write(struct wtio_inode *inode,
+			       struct wtio_wb_ctl *wbc, const struct iovec *iov,
+			       int iovcnt, off_t off, size_t len,
+			       unsigned int flags)
+{
+	struct wtio_write w;
+	struct wtio_iov_iter it;
+	ssize_t fit;
+	int ret;
+
+	wtio_write_init(&w, inode, off, len, flags, WTIO_WRITE_THROUGH);
+	w.wbc = wbc;
+	w.keep_failed = true;
+	/* Submitted once the file lock is dropped: an extending I/O may
+	 * wait at the size-change gate, whose holder may want the lock. */
+	wbc->defer = true;
+	ret = wtio_write_lock(&w, false);
+	if (ret)
+		return ret;
+	fit = wtio_reserve_write(inode, off, len, true);
+	if (fit < 0) {
+		wtio_write_unlock(&w);
+		return fit;
+	}
+	w.len = (size_t)fit;
+	wtio_iter_init(&it, iov, iovcnt);
+	ret = wtio_write_iter(&w, &it);
+	wtio_write_unlock(&w);
+	wtio_ioend_submit_deferred(wbc);
+	/* What write-back's unlock does: its I/O is the channel's. */
+	wtio_inode_cut_pending(inode);
+	return w.done ? (ssize_t)w.done : ret;
 }
 
 ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
@@ -50,6 +98,16 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	len = wtio_iov_length(iov, iovcnt);
 	if (!len)
 		return 0;
+	if ((flags & WTIO_DONTCACHE) && !dsync && !nowait) {
+		struct wtio_wb_ctl *wbc = wtio_wb_async_begin(inode);
+
+		if (wbc) {
+			fit = dontcache_write(inode, wbc, iov, iovcnt, off,
+					      len, flags);
+			wtio_wb_async_end(wbc);
+			return fit;
+		}
+	}
 	if (nowait && wtio_nr_dirty_cleanable(ctx) > ctx->dirty_limit_folios)
 		return -EAGAIN;
 	wtio_write_init(&w, inode, off, len, flags, WTIO_WRITE_DIRTY);

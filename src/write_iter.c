@@ -130,7 +130,9 @@ static void write_flush_own(struct wtio_write *w)
 		w->cur = NULL;
 	}
 	wtio_ioend_submit_deferred(w->wbc);
-	wtio_ioend_reap_all(w->wbc);
+	/* A channel's I/O is ended by its own thread: nothing to wait for. */
+	if (!w->wbc->chan)
+		wtio_ioend_reap_all(w->wbc);
 	w->wbc->defer = true;
 }
 
@@ -355,7 +357,8 @@ static void write_end(struct wtio_write *w, struct wtio_write_folio *wf)
 		return;
 	wtio_folio_unlock(f);
 	if (w->mode == WTIO_WRITE_THROUGH)
-		wtio_ioend_add_folio(w->wbc, &w->cur, f, redirty);
+		wtio_ioend_add_folio(w->wbc, &w->cur, f,
+				     w->keep_failed ? ~0ull : redirty);
 	else if (w->mode == WTIO_WRITE_CLEAN && dontcache)
 		wtio_folio_drop_behind(inode->ctx, f);
 	wtio_folio_put(inode->ctx, f);

@@ -43,9 +43,15 @@ struct wtio_write {
 	/* i_size before and after: own_undo, or where the caller keeps
 	 * it until the write ends (write-through: its wbc). */
 	struct wtio_size_undo *undo, own_undo;
-	/* WTIO_WRITE_THROUGH: the writer's batch and the ioend it builds. */
+	/* WTIO_WRITE_THROUGH: the writer's batch and the ioend it builds.
+	 * With a channel in wbc the writer does not wait for its I/O (a
+	 * DONTCACHE write-back write: started writeback without the dirty
+	 * list): the I/O's completion thread ends it, and keep_failed gives
+	 * the blocks of a failed one back dirty, for fsync to retry and
+	 * report, since the write has returned by then. */
 	struct wtio_wb_ctl *wbc;
 	struct wtio_ioend *cur;
+	bool keep_failed;
 };
 
 /*

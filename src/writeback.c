@@ -124,6 +124,31 @@ static void wb_async_done(struct wtio_wb_ctl *wbc)
 	atomic_fetch_sub(&ctx->wb_chan_users, 1);
 }
 
+struct wtio_wb_ctl *wtio_wb_async_begin(struct wtio_inode *inode)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_wb_ctl *wbc;
+
+	if (!ctx->wb_reaper.chan)
+		return NULL;
+	wbc = calloc(1, sizeof(*wbc));
+	if (!wbc)
+		return NULL;
+	wbc->ctx = ctx;
+	wbc->inode = inode;
+	wbc->chan = ctx->wb_reaper.chan;
+	wbc->done = wb_async_done;
+	atomic_fetch_add(&wbc->inflight, 1); /* ours, until done */
+	atomic_fetch_add(&ctx->wb_chan_users, 1);
+	return wbc;
+}
+
+void wtio_wb_async_end(struct wtio_wb_ctl *wbc)
+{
+	if (atomic_fetch_sub(&wbc->inflight, 1) == 1)
+		wbc->done(wbc);
+}
+
 /* Before sleeping: never hold writeback that only this thread's
  * reaping can end (the I/O goes to this thread's ring). */
 static void wb_end_own(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur)
@@ -211,18 +236,11 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 	 * like the kernel's WB_SYNC_NONE from the caller. Without memory
 	 * for its control block the pass is done in full here instead, as
 	 * without a channel: slower, never lost. */
-	if (mode == WB_ASYNC && ctx->wb_reaper.chan) {
-		struct wtio_wb_ctl *async = calloc(1, sizeof(*async));
+	if (mode == WB_ASYNC) {
+		struct wtio_wb_ctl *async = wtio_wb_async_begin(inode);
 
-		if (async) {
+		if (async)
 			wbc = async;
-			wbc->ctx = ctx;
-			wbc->inode = inode;
-			wbc->chan = ctx->wb_reaper.chan;
-			wbc->done = wb_async_done;
-			atomic_fetch_add(&wbc->inflight, 1); /* ours, until done */
-			atomic_fetch_add(&ctx->wb_chan_users, 1);
-		}
 	}
 	for (;;) {
 		uint64_t done_before = written;
@@ -295,8 +313,7 @@ skip:
 		wtio_ioend_submit(wbc, cur);
 	if (wbc->chan) {
 		/* Errors of started writeback reach fsync through errseq. */
-		if (atomic_fetch_sub(&wbc->inflight, 1) == 1)
-			wbc->done(wbc);
+		wtio_wb_async_end(wbc);
 		return 0;
 	}
 	wtio_ioend_reap_all(wbc);

@@ -24,6 +24,13 @@ enum wtio_wb_mode { WB_BACKGROUND, WB_SYNC, WB_ASYNC };
 int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			 enum wtio_wb_mode mode, uint64_t nr_to_write,
 			 uint64_t expired_before);
+/* A batch for started writeback of inode, submitted to the context's
+ * channel and completed by its thread (NULL: no channel, or no memory);
+ * wtio_wb_async_end gives back the caller's hold once all is submitted,
+ * and the last completion frees it. */
+struct wtio_wb_ctl;
+struct wtio_wb_ctl *wtio_wb_async_begin(struct wtio_inode *inode);
+void wtio_wb_async_end(struct wtio_wb_ctl *wbc);
 /* Wait for writeback in flight on [start, end). */
 void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
 			       int64_t end);
