@@ -32,6 +32,13 @@ static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_inode *inodes;
 
+int shim_dupfd_own(int fd)
+{
+	int nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, SHIM_FD_BASE);
+
+	return nfd >= 0 ? nfd : real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
 int fd_table_size(void)
 {
 	return TABLE_MAX;
@@ -324,7 +331,7 @@ void shim_adopt(int fd, int oflags)
 			   strerror(-ret), lease_why(ret));
 		goto passthrough;
 	}
-	lfd = real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	lfd = shim_dupfd_own(fd);
 	if (lfd < 0)
 		goto undo;
 	fl = real.fcntl(fd, F_GETFL);

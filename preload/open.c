@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "stdio_std.h"
 
 int shim_take_close_err(void);
 
@@ -90,7 +91,7 @@ int shim_lib_open(const char *path, int flags, ...)
 
 	MODE_ARG(flags, mode);
 	if (shim_handoff_fd >= 0) {
-		fd = real.fcntl(shim_handoff_fd, F_DUPFD_CLOEXEC, 3);
+		fd = shim_dupfd_own(shim_handoff_fd);
 		shim_handoff_fd = -1;
 		return fd;
 	}
@@ -228,6 +229,24 @@ static void drop_slot(int newfd)
 	}
 }
 
+/*
+ * May a served description be moved onto newfd (dup2, dup3, F_DUPFD)?
+ * Libc's stdio (a shell's builtins, dd's stdout stream) reads and writes
+ * 0 and 1 from inside libc: those two only once its streams go through
+ * the shim (stdio_std.c). Never 2: libc's fatal messages write there
+ * directly. Otherwise the description is shared, so the file is written
+ * back and passed through from now on.
+ */
+static bool dup_target_ok(int newfd)
+{
+	if (newfd > STDERR_FILENO)
+		return true;
+	if (newfd == STDERR_FILENO || !shim_std_hooked())
+		return false;
+	shim_debug("fd %d: served on this number too", newfd);
+	return true;
+}
+
 static int dup_to(int oldfd, int newfd)
 {
 	struct shim_ofd *o;
@@ -238,10 +257,7 @@ static int dup_to(int oldfd, int newfd)
 		return remote_dup(oldfd, newfd);
 	o = fd_get(oldfd);
 	if (o) {
-		/* 0-2: libc's stdio (a shell's builtins) writes there past
-		 * the shim (see shim_adopt); the description is shared, so
-		 * the file is written back and passed through from now on. */
-		if (newfd > STDERR_FILENO && newfd < fd_table_size())
+		if (newfd < fd_table_size() && dup_target_ok(newfd))
 			fd_install(newfd, o);
 		else
 			ofd_demote(o);

@@ -10,6 +10,9 @@
 
 #include "shim.h"
 #include "sys.h"
+#if WTIO_HAVE_IO_URING
+#include <liburing.h>
+#endif
 
 struct real_fns real;
 
@@ -32,6 +35,32 @@ static void resolve(void)
 	R(__xstat); R(__lxstat); R(__fxstat); R(__fxstatat);
 }
 
+#if WTIO_HAVE_IO_URING
+static int (*next_ring_init)(unsigned, struct io_uring *,
+			     struct io_uring_params *);
+
+/* libwtio's rings on the shim's own descriptor numbers (shim_dupfd_own):
+ * a ring at the lowest free number, 3 say, is replaced by a shell's
+ * "exec 3<file" without anyone seeing it, and its I/O then never ends. */
+static int lib_ring_init(unsigned entries, struct io_uring *ring,
+			 struct io_uring_params *p)
+{
+	int ret = next_ring_init(entries, ring, p), nfd;
+
+	if (ret < 0 || ring->ring_fd >= SHIM_FD_BASE)
+		return ret;
+	nfd = shim_dupfd_own(ring->ring_fd);
+	if (nfd >= 0 && nfd != ring->ring_fd) {
+		real.close(ring->ring_fd);
+		ring->ring_fd = nfd;
+#if WTIO_URING_ENTER_FD
+		ring->enter_ring_fd = nfd;
+#endif
+	}
+	return ret;
+}
+#endif
+
 /* libwtio's table: every call the next definition (libc's, liburing's),
  * but open and close, whose meaning for served files the shim keeps
  * (shim_lib_open: the program's description; shim_close_internal: a
@@ -47,6 +76,11 @@ static void install_sys(void)
 #undef NEXT
 	t.open = shim_lib_open;
 	t.close = shim_close_internal;
+#if WTIO_HAVE_IO_URING
+	next_ring_init = t.io_uring_queue_init_params;
+	if (next_ring_init)
+		t.io_uring_queue_init_params = lib_ring_init;
+#endif
 	sys_ok = wtio_sys_set(&t) == 0;
 }
 

@@ -164,6 +164,15 @@ struct shim_ofd {
 	struct timespec times[2];
 };
 
+/* The shim's and libwtio's own descriptors (a served file's lease dup,
+ * wtio's O_DIRECT dup, its rings) sit from SHIM_FD_BASE up, out of the
+ * way of the small numbers a program names itself (a shell's "exec
+ * 3<file" is a dup2 onto 3, which would replace one of them unseen);
+ * from 3 where that is refused (a low RLIMIT_NOFILE). A close-on-exec
+ * dup of fd, or -1. */
+#define SHIM_FD_BASE 100
+int shim_dupfd_own(int fd);
+
 struct shim_ofd *fd_get(int fd);	/* referenced, or NULL */
 void ofd_put(struct shim_ofd *o);
 void fd_install(int fd, struct shim_ofd *o);	/* takes a reference */
