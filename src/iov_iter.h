@@ -4,8 +4,12 @@
 #define WTIO_IOV_ITER_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 struct wtio_iov_iter {
 	const struct iovec *iov;
@@ -47,6 +51,63 @@ static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
 			memcpy((char *)v->iov_base + it->off, buf, chunk);
 		else
 			memcpy(buf, (const char *)v->iov_base + it->off, chunk);
+		buf += chunk;
+		n -= chunk;
+		it->off += chunk;
+		if (it->off == v->iov_len) {
+			it->idx++;
+			it->off = 0;
+		}
+	}
+}
+
+/* memcpy with non-temporal stores where dst is 16-byte aligned: for data
+ * the cache will not read again (drop-behind writes), which then does
+ * not read the destination's lines in before overwriting them, nor push
+ * other data out of the CPU's caches. The stores are ordered (sfence)
+ * before this returns, so the folio's unlock publishes them. */
+static inline void wtio_copy_nt(char *dst, const char *src, size_t n)
+{
+#if defined(__SSE2__)
+	size_t head = (size_t)(-(uintptr_t)dst & 15);
+
+	if (n < 256) {
+		memcpy(dst, src, n);
+		return;
+	}
+	memcpy(dst, src, head);
+	dst += head;
+	src += head;
+	n -= head;
+	for (; n >= 64; n -= 64, dst += 64, src += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)src);
+		__m128i b = _mm_loadu_si128((const __m128i *)(src + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(src + 32));
+		__m128i d = _mm_loadu_si128((const __m128i *)(src + 48));
+
+		_mm_stream_si128((__m128i *)dst, a);
+		_mm_stream_si128((__m128i *)(dst + 16), b);
+		_mm_stream_si128((__m128i *)(dst + 32), c);
+		_mm_stream_si128((__m128i *)(dst + 48), d);
+	}
+	_mm_sfence();
+	memcpy(dst, src, n);
+#else
+	memcpy(dst, src, n);
+#endif
+}
+
+/* wtio_iter_copy out of the iovecs with wtio_copy_nt. */
+static inline void wtio_iter_copy_nt(struct wtio_iov_iter *it, char *buf,
+				     size_t n)
+{
+	while (n && it->idx < it->nr) {
+		const struct iovec *v = &it->iov[it->idx];
+		size_t chunk = v->iov_len - it->off;
+
+		if (chunk > n)
+			chunk = n;
+		wtio_copy_nt(buf, (const char *)v->iov_base + it->off, chunk);
 		buf += chunk;
 		n -= chunk;
 		it->off += chunk;

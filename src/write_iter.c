@@ -373,7 +373,10 @@ int wtio_write_iter(struct wtio_write *w, struct wtio_iov_iter *it)
 		ret = write_begin(w, &wf);
 		if (ret)
 			return ret;
-		if (wf.folio)
+		if (wf.folio && (w->flags & WTIO_DONTCACHE))
+			wtio_iter_copy_nt(it, wf.folio->data + wf.sp.from,
+					  wf.sp.to - wf.sp.from);
+		else if (wf.folio)
 			wtio_iter_copy(it, wf.folio->data + wf.sp.from,
 				       wf.sp.to - wf.sp.from, false);
 		else
