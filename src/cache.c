@@ -143,13 +143,18 @@ void wtio_cache_wake_space(struct wtio_ctx *ctx)
 	}
 }
 
-static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
+static void folio_reset(struct wtio_folio *folio)
 {
 	atomic_store_explicit(&folio->state, 0, memory_order_relaxed);
 	atomic_store_explicit(&folio->ifs_uptodate, 0, memory_order_relaxed);
 	atomic_store_explicit(&folio->inode, NULL, memory_order_relaxed);
 	folio->ifs_dirty = 0;
 	folio->wb_blocks = 0;
+}
+
+static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
+{
+	folio_reset(folio);
 	pthread_mutex_lock(&ctx->free_lock);
 	folio->free_next = ctx->free_list;
 	ctx->free_list = folio;
@@ -168,6 +173,38 @@ void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio)
 	if (atomic_fetch_sub_explicit(&folio->refcount, 1,
 				      memory_order_acq_rel) == 1)
 		folio_free(ctx, folio);
+}
+
+void wtio_folio_put_many(struct wtio_ctx *ctx, struct wtio_folio *const *v,
+			 int n)
+{
+	struct wtio_folio *head = NULL, *tail = NULL;
+	uint64_t nr = 0;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct wtio_folio *f = v[i];
+
+		if (atomic_fetch_sub_explicit(&f->refcount, 1,
+					      memory_order_acq_rel) != 1)
+			continue;
+		folio_reset(f);
+		f->free_next = NULL;
+		if (tail)
+			tail->free_next = f;
+		else
+			head = f;
+		tail = f;
+		nr++;
+	}
+	if (!nr)
+		return;
+	pthread_mutex_lock(&ctx->free_lock);
+	tail->free_next = ctx->free_list;
+	ctx->free_list = head;
+	ctx->nr_free += nr;
+	pthread_mutex_unlock(&ctx->free_lock);
+	wtio_cache_wake_space(ctx);
 }
 
 /* Unlink from the index and the inode's list. Bucket lock held. A

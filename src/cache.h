@@ -18,6 +18,11 @@ void wtio_cache_exit(struct wtio_ctx *ctx);
 /* A reference keeps a folio where it is; the last put frees it. */
 void wtio_folio_get(struct wtio_folio *folio);
 void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio);
+/* Put n references; those freed go on the free list in the order of v,
+ * together (one lock, one wake-up): an allocator waiting meanwhile
+ * cannot take them one by one in the order they come back. */
+void wtio_folio_put_many(struct wtio_ctx *ctx, struct wtio_folio *const *v,
+			 int n);
 /* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
 /* Find or create; returns the folio referenced and LOCKED, its identity

@@ -193,12 +193,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	wtio_write_io_end(inode, ioend->io_extending, ioend->io_offset,
 			  ioend->io_done, ioend->io_size, error,
 			  !ioend_space_error_is_writers(ioend, error));
-	/* Last folio first: the ones this frees (drop-behind) go on the
-	 * free list in reverse, so that it hands them out again in the
-	 * order of their memory, and the next stream's folios are
-	 * consecutive slots again (one buffer per I/O). The folios whose
-	 * last I/O this was end their writeback together (one pass over
-	 * the list's lock), before any of them is dropped. */
+	/* The folios whose last I/O this was end their writeback together
+	 * (one pass over the list's lock), before any of them is dropped. */
 	for (i = ioend->io_nr_segs; i-- > 0;) {
 		struct wtio_folio *folio = ioend->io_folios[i];
 
@@ -220,8 +216,11 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	for (i = 0; i < n && !error; i++)
 		if (wtio_folio_test(ended[i], FOLIO_DROPBEHIND))
 			wtio_folio_drop_behind(ctx, ended[i]);
-	for (i = ioend->io_nr_segs; i-- > 0;)
-		wtio_folio_put(ctx, ioend->io_folios[i]);
+	/* The ones this frees (drop-behind) go on the free list at once
+	 * and in file order, so that it hands them out again in the order
+	 * of their memory, even to a writer waiting for them: the next
+	 * stream's folios are consecutive slots again (one buffer an I/O). */
+	wtio_folio_put_many(ctx, ioend->io_folios, ioend->io_nr_segs);
 	ioend_free(ctx, ioend);
 	if (wbc && atomic_fetch_sub(&wbc->inflight, 1) == 1 && wbc->done)
 		wbc->done(wbc);
