@@ -33,10 +33,9 @@ static uint64_t keep_cap(void)
 	struct rlimit rl;
 	uint64_t cap = 1024;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		cap = (uint64_t)rl.rlim_cur / 2;
-	else if (rl.rlim_cur == RLIM_INFINITY)
-		cap = KEEP_MAX;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		cap = rl.rlim_cur == RLIM_INFINITY ? KEEP_MAX :
+		      (uint64_t)rl.rlim_cur / 2;
 	if (cap > KEEP_MAX)
 		cap = KEEP_MAX;
 	if (cap < KEEP_MIN)
