@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "iov_iter.h"
+#include "hit_copy.h"
 #include "test_hooks.h"
 #include "folio.h"
 #include "cache.h"
@@ -57,7 +58,7 @@ static bool read_hit_unlocked(struct wtio_inode *inode, uint64_t index,
 		return false;
 	/* The racy part: only ever stored to the caller's buffer, never
 	 * looked at here, kept only if the re-check below passes. */
-	wtio_iter_copy(it, f->data + from, to - from, true);
+	wtio_iter_copy_hit(it, f->data + from, to - from);
 	if (WTIO_TEST_HOOK(WTIO_TP_HIT_COPIED, f))
 		goto keep;	/* a test proving its checker can see tears */
 	atomic_thread_fence(memory_order_acquire);
