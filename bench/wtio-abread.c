@@ -31,6 +31,8 @@
 
 #include <wtio.h>
 
+#include "bench_util.h"
+
 #define SLICE_OPS 4096
 #define MAX_VARIANTS 5
 #define MAX_ROUNDS 20000
@@ -54,14 +56,6 @@ static int cur;			/* the variant of this slice */
 static pthread_barrier_t bar;
 static double slice_s[2];	/* each thread's time in this slice */
 static bool stop;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *worker(void *arg)
 {
@@ -188,18 +182,9 @@ int main(int argc, char **argv)
 	secs = atof(argv[3]);
 	blocks = size / 4096;
 	snprintf(path, sizeof(path), "%s/wtio-abread.%d.tmp", argv[1], getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		perror(path);
+	fd = bench_make_file(path, size, chunk);
+	if (fd < 0)
 		return 1;
-	}
-	memset(chunk, 0xa5, 1 << 20);
-	for (uint64_t o = 0; o < size; o += 1 << 20)
-		if (pwrite(fd, chunk, 1 << 20, (off_t)o) != 1 << 20) {
-			perror("prepare");
-			return 1;
-		}
-	fsync(fd);
 	nr_var = 1;
 	for (int i = 4; i < argc; i++) {
 		struct lib *l = &libs[nr_var++];

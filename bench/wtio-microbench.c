@@ -23,6 +23,8 @@
 
 #include <wtio.h>
 
+#include "bench_util.h"
+
 struct job {
 	int fd;
 	struct wtio_file *wf;
@@ -32,14 +34,6 @@ struct job {
 	uint64_t ops;
 	unsigned int seed;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void *run_job(void *arg)
 {
@@ -110,18 +104,9 @@ int main(int argc, char **argv)
 	int fd, ret;
 
 	snprintf(path, sizeof(path), "%s/wtio-microbench.%d.tmp", dir, getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || !chunk) {
-		perror(path);
+	fd = chunk ? bench_make_file(path, size, chunk) : -1;
+	if (fd < 0)
 		return 1;
-	}
-	memset(chunk, 0xa5, 1 << 20);
-	for (uint64_t o = 0; o < size; o += 1 << 20)
-		if (pwrite(fd, chunk, 1 << 20, (off_t)o) != 1 << 20) {
-			perror("prepare");
-			return 1;
-		}
-	fsync(fd);
 	wtio_config_init(&cfg);
 	cfg.cache_size = size * 2;
 	/* The write test's data must fit under the dirty limit, as it does
