@@ -204,7 +204,8 @@ struct holder_stats {
  * moved on meanwhile, so a position never lands in another OFD's slot.
  * ino is the slot of the OFD's file in size[]: the size as wtio has it,
  * published by the holder before it answers any call that may move it,
- * or -1 (unknown: ask the holder).
+ * or -1 (unknown: ask the holder). wtio-run makes the page before it
+ * starts the holder, so that it can mark it dead when the holder dies.
  */
 #define HOLDER_SHM_OFDS		16384u
 #define HOLDER_SHM_INOS		16384u
@@ -222,7 +223,9 @@ struct holder_shm_ofd {
 
 struct holder_shm {
 	uint64_t magic;
-	uint64_t pad;
+	/* set by wtio-run when the holder is gone: nothing is answered from
+	 * the page any more (every call is EIO, as the holder's death says) */
+	_Atomic uint64_t dead;
 	struct holder_shm_ofd ofd[HOLDER_SHM_OFDS];
 	_Atomic int64_t size[HOLDER_SHM_INOS];
 };

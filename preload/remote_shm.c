@@ -69,6 +69,8 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 	if ((whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) ||
 	    !v || (v & RTAB_DEMOTED) || !(m = get_page()))
 		return 0;
+	if (atomic_load_explicit(&m->dead, memory_order_acquire))
+		return 0;	/* the holder's EIO */
 	id = v - 1;
 	s = &m->ofd[id % HOLDER_SHM_OFDS];
 	gen = (uint64_t)HOLDER_SHM_GEN(id) << 48;
@@ -120,7 +122,8 @@ int remote_size_local(int fd, off_t *size)
 	int64_t sz;
 	uint32_t i;
 
-	if (!v || (v & RTAB_DEMOTED) || !(m = get_page()))
+	if (!v || (v & RTAB_DEMOTED) || !(m = get_page()) ||
+	    atomic_load_explicit(&m->dead, memory_order_acquire))
 		return 0;
 	id = v - 1;
 	s = &m->ofd[id % HOLDER_SHM_OFDS];

@@ -791,6 +791,15 @@ static void expect_eio(int fd, const char *who_)
 		die("%s: %s after the holder died returned %ld (errno %s), " \
 		    "want -1 EIO", who_, #call, r_, strerror(errno));	\
 	} while (0)
+	/* first, before any call could tell the client: the ones a client
+	 * answers from the holder's shared page (wtio-run marks it dead) */
+	EIO_CHECK(lseek(fd, 5, SEEK_SET));
+	EIO_CHECK(lseek(fd, 0, SEEK_END));
+	{
+		struct stat st;
+
+		EIO_CHECK(fstat(fd, &st));
+	}
 	EIO_CHECK(pread(fd, b, sizeof(b), 0));
 	EIO_CHECK(read(fd, b, sizeof(b)));
 	EIO_CHECK(preadv(fd, &v, 1, 4096));
@@ -814,10 +823,13 @@ static void holderkill(void)
 	fill(wbuf, 65536, 5, 0);
 	CHECK(pwrite(fd, wbuf, 65536, 0) == 65536);
 	CHECK(pread(fd, rbuf, 65536, 0) == 65536 && !memcmp(rbuf, wbuf, 65536));
+	/* the shared page mapped (a seek answered from it) before the death */
+	CHECK(lseek(fd, 0, SEEK_END) == 65536);
 	child = forked();
 	if (!child) {
 		who = 1;
 		CHECK(pread(fd, rbuf, 100, 0) == 100);	/* connected */
+		CHECK(lseek(fd, 0, SEEK_END) == 65536);
 		while (!sh->go)
 			usleep(1000);
 		expect_eio(fd, "forked child");
@@ -828,6 +840,13 @@ static void holderkill(void)
 	for (i = 0; !gone(h); i++) {
 		if (i > 1000)
 			die("the holder (pid %d) is still alive 10 s after "
+			    "SIGKILL", (int)h);
+		usleep(10000);
+	}
+	/* reaped: wtio-run has marked the shared page dead before that */
+	for (i = 0; kill(h, 0) == 0; i++) {
+		if (i > 1000)
+			die("the holder (pid %d) is not reaped 10 s after its "
 			    "SIGKILL", (int)h);
 		usleep(10000);
 	}

@@ -20,6 +20,7 @@
 
 #include "record.h"
 #include "report.h"
+#include "shm.h"
 
 static int out_fds[2] = { 2, -1 };
 
@@ -121,6 +122,7 @@ void hreport_watch(struct hrec *r, int pidfd, int log_fd, pid_t holder)
 	pf.fd = 3;
 	while (poll(&pf, 1, -1) < 0 && errno == EINTR)
 		;
+	hshm_mark_dead();
 	if (atomic_load(&r->state) != HREC_ENDED)
 		hreport_lost(r, -1, holder, -1);
 	_exit(0);

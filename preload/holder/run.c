@@ -335,6 +335,7 @@ static int holder_died(pid_t h, struct hrec *rec, int log_fd)
 	int hst = -1, st;
 	bool lost;
 
+	hshm_mark_dead();
 	while (waitpid(h, &hst, 0) < 0 && errno == EINTR)
 		;
 	lost = hreport_lost(rec, log_fd, h, hst);
@@ -359,6 +360,8 @@ int holder_run(char **argv, int log_fd)
 	/* what the holder has not written back, kept where its death does
 	 * not take it (record.h); NULL: not known then */
 	rec = hrec_create();
+	/* the shared page too: its clients must hear of the holder's death */
+	hshm_init();
 	if (pipe2(fds, O_CLOEXEC) < 0) {
 		fprintf(stderr, "wtio-run: pipe: %s\n", strerror(errno));
 		return 126;

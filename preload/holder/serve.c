@@ -30,6 +30,7 @@
 #include "log.h"
 #include "record.h"
 #include "serve.h"
+#include "shm.h"
 #include "who.h"
 
 /* How long after the holder's last close of a file (or its creation) a
@@ -174,6 +175,8 @@ static int born_demoted(struct hinode *ino, int cfd, int flags,
 	}
 	o->demoted = true;
 	o->demoted_fd = fd;
+	/* its position is its kernel description's from birth */
+	hshm_detach(o);
 	ret = send_dup(fd, ino, o, false, send_fd);
 	if (ret)
 		return ret;

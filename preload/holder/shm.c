@@ -35,6 +35,8 @@ int hshm_init(void)
 	void *p;
 	int fd;
 
+	if (shm)
+		return 0;
 	fd = memfd_create("wtio-holder-shm", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -61,6 +63,12 @@ int hshm_init(void)
 	shm->magic = HOLDER_SHM_MAGIC;
 	shm_fd = fd;
 	return 0;
+}
+
+void hshm_mark_dead(void)
+{
+	if (shm)
+		atomic_store(&shm->dead, 1);
 }
 
 int hshm_dup(void)

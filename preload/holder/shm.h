@@ -12,8 +12,11 @@
 struct hinode;
 struct hofd;
 
-/* Make the page (once, at start). 0, or -errno: then clients ask. */
+/* Make the page (once: wtio-run before it forks the holder, which keeps
+ * it). 0, or -errno: then clients ask. */
 int hshm_init(void);
+/* The holder is dead: clients answer nothing from the page any more. */
+void hshm_mark_dead(void);
 /* A new descriptor of the page for a client (HOP_SHM), or -errno. */
 int hshm_dup(void);
 /* o (and its file, if it has none yet) gets a slot, before its id is
