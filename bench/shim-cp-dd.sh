@@ -5,7 +5,10 @@
 # streaming a large file under the shim (issue 17, target 3): cp
 # --reflink=never (read/write, no copy_file_range) and dd bs=1M of one
 # file on a fresh XFS image on a loop device over /dev/shm (root),
-# bare and under wtio-run in each mode, one after the other. Prints per
+# bare, under Debian's nocache(1) (mode "nocache", the tool a user would
+# pick for drop-behind; left out when not installed) and under wtio-run
+# in each mode, one after the other. REPEAT=N runs the whole list N
+# times (alternating, for medians). Prints per
 # run the elapsed seconds of the command, the seconds of the sync that
 # follows (bare cp leaves its data dirty in the kernel's page cache, wtio
 # writes it at close) and, where perf can count them, the io_uring_enter
@@ -16,7 +19,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.." && pwd)
 build=${1:-$here/build}
 size=${2:-2048}
-modes=${3:-"bare writeback writethrough dontcache"}
+modes=${3:-"bare nocache writeback writethrough dontcache"}
+repeat=${REPEAT:-1}
 run=$build/preload/wtio-run
 [ -x "$run" ] || { echo "no $run: build first" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "needs root (loop device, mount)" >&2; exit 77; }
@@ -67,13 +71,18 @@ one() {		# one <label> <cmd...>
 }
 
 echo "file $size MiB on XFS (loop, direct-io, /dev/shm); $(nproc) CPUs"
+for ((r = 1; r <= repeat; r++)); do
 for mode in $modes; do
 	if [ "$mode" = bare ]; then
 		pre=()
+	elif [ "$mode" = nocache ]; then
+		command -v nocache >/dev/null || continue
+		pre=(nocache)
 	else
 		pre=("$run" --mode="$mode" --paths="$mnt" --)
 	fi
 	one "cp $mode" "${pre[@]}" cp --reflink=never "$mnt/src" "$mnt/dst"
 	one "dd bs=1M $mode" "${pre[@]}" dd if="$mnt/src" of="$mnt/dst" bs=1M \
 		status=none
+done
 done
