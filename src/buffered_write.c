@@ -37,6 +37,35 @@ static int write_dsync_range(struct wtio_inode *inode, off_t off, size_t len,
 }
 
 /*
+ * The copy of a write-back write, w set up: the file lock, space for the
+ * data first (reserve.c: a full filesystem refuses the write here, or
+ * takes the part that fits, instead of failing its write-back later),
+ * the copy, the unlock. Returns 0 or the error that stopped it (w->done
+ * says how far it got).
+ */
+static int write_copy(struct wtio_write *w, const struct iovec *iov,
+		      int iovcnt, bool sparse)
+{
+	struct wtio_iov_iter it;
+	ssize_t fit;
+	int ret;
+
+	ret = wtio_write_lock(w, false);
+	if (ret)
+		return ret;
+	fit = wtio_reserve_write(w->inode, w->off, w->len, sparse);
+	if (fit < 0) {
+		wtio_write_unlock(w);
+		return (int)fit;
+	}
+	w->len = (size_t)fit;
+	wtio_iter_init(&it, iov, iovcnt);
+	ret = wtio_write_iter(w, &it);
+	wtio_write_unlock(w);
+	return ret;
+}
+
+/*
  * WTIO_DONTCACHE (not DSYNC, not NOWAIT) where the context has a channel
  * for started writeback: the kernel marks the folios dirty and starts
  * their writeback at once; here the copy puts them under writeback
@@ -53,8 +82,6 @@ static ssize_t dontcache_write(struct wtio_inode *inode,
 			       unsigned int flags)
 {
 	struct wtio_write w;
-	struct wtio_iov_iter it;
-	ssize_t fit;
 	int ret;
 
 	wtio_write_init(&w, inode, off, len, flags, WTIO_WRITE_THROUGH);
@@ -63,18 +90,7 @@ static ssize_t dontcache_write(struct wtio_inode *inode,
 	/* Submitted once the file lock is dropped: an extending I/O may
 	 * wait at the size-change gate, whose holder may want the lock. */
 	wbc->defer = true;
-	ret = wtio_write_lock(&w, false);
-	if (ret)
-		return ret;
-	fit = wtio_reserve_write(inode, off, len, true);
-	if (fit < 0) {
-		wtio_write_unlock(&w);
-		return fit;
-	}
-	w.len = (size_t)fit;
-	wtio_iter_init(&it, iov, iovcnt);
-	ret = wtio_write_iter(&w, &it);
-	wtio_write_unlock(&w);
+	ret = write_copy(&w, iov, iovcnt, true);
 	wtio_ioend_submit_deferred(wbc);
 	/* What write-back's unlock does: its I/O is the channel's. */
 	wtio_inode_cut_pending(inode);
@@ -85,7 +101,6 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 			    int iovcnt, off_t off, unsigned int flags)
 {
 	struct wtio_write w;
-	struct wtio_iov_iter it;
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
@@ -113,21 +128,7 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	wtio_write_init(&w, inode, off, len, flags, WTIO_WRITE_DIRTY);
 	/* A DSYNC write that fails undoes its extension. */
 	w.claim = dsync;
-	ret = wtio_write_lock(&w, false);
-	if (ret)
-		return ret;
-	/* Space for the dirty data first (reserve.c): a full filesystem
-	 * refuses the write here, or takes the part that fits, instead of
-	 * failing its write-back later. */
-	fit = wtio_reserve_write(inode, off, len, !dsync);
-	if (fit < 0) {
-		wtio_write_unlock(&w);
-		return fit;
-	}
-	w.len = (size_t)fit;
-	wtio_iter_init(&it, iov, iovcnt);
-	ret = wtio_write_iter(&w, &it);
-	wtio_write_unlock(&w);
+	ret = write_copy(&w, iov, iovcnt, !dsync);
 	if (!w.done)
 		return ret;
 	if (flags & WTIO_DONTCACHE) {

@@ -37,9 +37,15 @@ static inline size_t wtio_iov_length(const struct iovec *iov, int nr)
 	return len;
 }
 
-/* Copy n bytes out of the iovecs (to_iov false) or into them (true). */
-static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
-				  size_t n, bool to_iov)
+static inline void wtio_copy_nt(char *dst, const char *src, size_t n);
+
+/* How wtio_iter_copy_how copies. */
+enum wtio_iter_how { WTIO_ITER_FROM, WTIO_ITER_TO, WTIO_ITER_FROM_NT };
+
+/* Copy n bytes out of the iovecs (FROM, or FROM_NT: wtio_copy_nt) or
+ * into them (TO). */
+static inline void wtio_iter_copy_how(struct wtio_iov_iter *it, char *buf,
+				      size_t n, enum wtio_iter_how how)
 {
 	while (n && it->idx < it->nr) {
 		const struct iovec *v = &it->iov[it->idx];
@@ -47,8 +53,11 @@ static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
 
 		if (chunk > n)
 			chunk = n;
-		if (to_iov)
+		if (how == WTIO_ITER_TO)
 			memcpy((char *)v->iov_base + it->off, buf, chunk);
+		else if (how == WTIO_ITER_FROM_NT)
+			wtio_copy_nt(buf, (const char *)v->iov_base + it->off,
+				     chunk);
 		else
 			memcpy(buf, (const char *)v->iov_base + it->off, chunk);
 		buf += chunk;
@@ -59,6 +68,13 @@ static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
 			it->off = 0;
 		}
 	}
+}
+
+/* Copy n bytes out of the iovecs (to_iov false) or into them (true). */
+static inline void wtio_iter_copy(struct wtio_iov_iter *it, char *buf,
+				  size_t n, bool to_iov)
+{
+	wtio_iter_copy_how(it, buf, n, to_iov ? WTIO_ITER_TO : WTIO_ITER_FROM);
 }
 
 /* memcpy with non-temporal stores where dst is 16-byte aligned: for data
@@ -95,27 +111,6 @@ static inline void wtio_copy_nt(char *dst, const char *src, size_t n)
 #else
 	memcpy(dst, src, n);
 #endif
-}
-
-/* wtio_iter_copy out of the iovecs with wtio_copy_nt. */
-static inline void wtio_iter_copy_nt(struct wtio_iov_iter *it, char *buf,
-				     size_t n)
-{
-	while (n && it->idx < it->nr) {
-		const struct iovec *v = &it->iov[it->idx];
-		size_t chunk = v->iov_len - it->off;
-
-		if (chunk > n)
-			chunk = n;
-		wtio_copy_nt(buf, (const char *)v->iov_base + it->off, chunk);
-		buf += chunk;
-		n -= chunk;
-		it->off += chunk;
-		if (it->off == v->iov_len) {
-			it->idx++;
-			it->off = 0;
-		}
-	}
 }
 
 /* Step over n bytes without copying them. */

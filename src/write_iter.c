@@ -373,12 +373,12 @@ int wtio_write_iter(struct wtio_write *w, struct wtio_iov_iter *it)
 		ret = write_begin(w, &wf);
 		if (ret)
 			return ret;
-		if (wf.folio && (w->flags & WTIO_DONTCACHE))
-			wtio_iter_copy_nt(it, wf.folio->data + wf.sp.from,
-					  wf.sp.to - wf.sp.from);
-		else if (wf.folio)
-			wtio_iter_copy(it, wf.folio->data + wf.sp.from,
-				       wf.sp.to - wf.sp.from, false);
+		/* Drop-behind data is not read from the cache again. */
+		if (wf.folio)
+			wtio_iter_copy_how(it, wf.folio->data + wf.sp.from,
+					   wf.sp.to - wf.sp.from,
+					   (w->flags & WTIO_DONTCACHE) ?
+					   WTIO_ITER_FROM_NT : WTIO_ITER_FROM);
 		else
 			wtio_iter_skip(it, wf.sp.to - wf.sp.from);
 		write_end(w, &wf);
