@@ -32,13 +32,6 @@ static pthread_rwlock_t table_lock = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct shim_inode *inodes;
 
-int shim_dupfd_own(int fd)
-{
-	int nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, SHIM_FD_BASE);
-
-	return nfd >= 0 ? nfd : real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
-}
-
 int fd_table_size(void)
 {
 	return TABLE_MAX;

@@ -35,6 +35,13 @@ static void resolve(void)
 	R(__xstat); R(__lxstat); R(__fxstat); R(__fxstatat);
 }
 
+int shim_dupfd_own(int fd)
+{
+	int nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, SHIM_FD_BASE);
+
+	return nfd >= 0 ? nfd : real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
 #if WTIO_HAVE_IO_URING
 static int (*next_ring_init)(unsigned, struct io_uring *,
 			     struct io_uring_params *);

@@ -108,6 +108,14 @@ extern struct real_fns real;
  * and shim_lib_open / shim_close_internal for its open and close. */
 void shim_resolve(void);
 bool shim_sys_ok(void);		/* false: libwtio's table was refused */
+/* The shim's and libwtio's own descriptors (a served file's lease dup,
+ * wtio's O_DIRECT dup, its rings) sit from SHIM_FD_BASE up, out of the
+ * way of the small numbers a program names itself (a shell's "exec
+ * 3<file" is a dup2 onto 3, which would replace one of them unseen);
+ * from 3 where that is refused (a low RLIMIT_NOFILE). A close-on-exec
+ * dup of fd, or -1. */
+#define SHIM_FD_BASE 100
+int shim_dupfd_own(int fd);
 
 /* ---- config.c ---- */
 struct shim_config {
@@ -163,15 +171,6 @@ struct shim_ofd {
 	_Atomic bool times_kept;
 	struct timespec times[2];
 };
-
-/* The shim's and libwtio's own descriptors (a served file's lease dup,
- * wtio's O_DIRECT dup, its rings) sit from SHIM_FD_BASE up, out of the
- * way of the small numbers a program names itself (a shell's "exec
- * 3<file" is a dup2 onto 3, which would replace one of them unseen);
- * from 3 where that is refused (a low RLIMIT_NOFILE). A close-on-exec
- * dup of fd, or -1. */
-#define SHIM_FD_BASE 100
-int shim_dupfd_own(int fd);
 
 struct shim_ofd *fd_get(int fd);	/* referenced, or NULL */
 void ofd_put(struct shim_ofd *o);
