@@ -44,6 +44,7 @@ struct hproc {
 	int nr, cap;
 	bool dead;
 	bool exec_pending;
+	uint64_t known;		/* CLOCK_BOOTTIME ns when first heard of */
 	/* procs_lock: */
 	int users;		/* the table's (until its death) + connections */
 	bool hashed;
@@ -264,6 +265,7 @@ static struct hproc *new_locked(pid_t pid, int pidfd)
 	p->pid = pid;
 	p->pidfd = pidfd;
 	p->users = 1;
+	p->known = horphan_now();
 	ev.data.ptr = p;
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, pidfd, &ev) < 0) {
 		pthread_mutex_destroy(&p->lock);
@@ -497,6 +499,7 @@ static bool hand_orphan(struct htoken *t)
 {
 	pid_t cand[64];
 	int n = horphan_candidates(t->made, t->parent, cand, 64), i, j;
+	int given = 0;
 
 	if (n < 0)
 		return false;
@@ -505,6 +508,15 @@ static bool hand_orphan(struct htoken *t)
 		struct hproc *c;
 
 		pthread_mutex_lock(&procs_lock);
+		/* heard of before the token (its pidfd still this process):
+		 * it was there before the fork, so it is not the child. Its
+		 * start time alone cannot tell when both fall in one tick. */
+		c = find_locked(cand[i]);
+		if (c && !pidfd_ended(c->pidfd) && c->known < t->made) {
+			pthread_mutex_unlock(&procs_lock);
+			free(copy);
+			continue;
+		}
 		errno = 0;
 		c = copy ? get_locked(cand[i], -1) : NULL;
 		if (c)
@@ -522,9 +534,10 @@ static bool hand_orphan(struct htoken *t)
 		}
 		give_refs(c, copy, t->nr);
 		hproc_put(c);
+		given++;
 	}
 	hdebug("process %d died in a fork: its %d pinned descriptions %s",
-	       (int)t->parent, t->nr, n ? "go to the processes that may be its child" :
+	       (int)t->parent, t->nr, given ? "go to the processes that may be its child" :
 	       "released (no child)");
 	drop_refs(t->refs, t->nr);
 	free(t);
