@@ -58,27 +58,58 @@ static struct holder_shm *get_page(void)
 	return p == NO_PAGE ? NULL : p;
 }
 
+/* fd's OFD and its slot in the page, when the page may answer for it. */
+struct local_slot {
+	struct holder_shm *m;
+	struct holder_shm_ofd *s;
+	uint64_t gen;	/* the OFD's generation, in place (<< 48) */
+	uint64_t w;	/* the position word as checked */
+};
+
+/* w is this generation's word, open for local seeks */
+static bool word_open(uint64_t w, uint64_t gen)
+{
+	return (w & ~HOLDER_SHM_CLOSED) == gen &&
+	       (w & HOLDER_SHM_CLOSED) != HOLDER_SHM_CLOSED;
+}
+
+/* fd served, the page mapped and alive, the slot fd's OFD's and open:
+ * true, l filled. */
+static bool local_slot(int fd, struct local_slot *l)
+{
+	uint64_t v = remote_slot(fd), id;
+
+	if (!v || (v & RTAB_DEMOTED) || !(l->m = get_page()) ||
+	    atomic_load_explicit(&l->m->dead, memory_order_acquire))
+		return false;	/* a dead holder: its EIO */
+	id = v - 1;
+	l->s = &l->m->ofd[id % HOLDER_SHM_OFDS];
+	l->gen = (uint64_t)HOLDER_SHM_GEN(id) << 48;
+	l->w = atomic_load_explicit(&l->s->pos, memory_order_acquire);
+	return word_open(l->w, l->gen) &&
+	       atomic_load_explicit(&l->s->id, memory_order_acquire) == id;
+}
+
+/* The size of the slot's file, or -1 (unknown: ask the holder). */
+static int64_t local_size(const struct local_slot *l)
+{
+	uint32_t i = atomic_load_explicit(&l->s->ino, memory_order_relaxed);
+
+	if (i >= HOLDER_SHM_INOS)
+		return -1;
+	return atomic_load_explicit(&l->m->size[i], memory_order_acquire);
+}
+
 int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 {
-	uint64_t v = remote_slot(fd), id, gen, w, cur;
-	struct holder_shm_ofd *s;
-	struct holder_shm *m;
+	struct local_slot l;
+	uint64_t cur;
 	int64_t base, r;
-	uint32_t i;
 
 	if ((whence != SEEK_SET && whence != SEEK_CUR && whence != SEEK_END) ||
-	    !v || (v & RTAB_DEMOTED) || !(m = get_page()))
+	    !local_slot(fd, &l))
 		return 0;
-	if (atomic_load_explicit(&m->dead, memory_order_acquire))
-		return 0;	/* the holder's EIO */
-	id = v - 1;
-	s = &m->ofd[id % HOLDER_SHM_OFDS];
-	gen = (uint64_t)HOLDER_SHM_GEN(id) << 48;
-	w = atomic_load_explicit(&s->pos, memory_order_acquire);
-	cur = w & HOLDER_SHM_CLOSED;
-	if ((w & ~HOLDER_SHM_CLOSED) != gen || cur == HOLDER_SHM_CLOSED ||
-	    atomic_load_explicit(&s->id, memory_order_acquire) != id)
-		return 0;
+	cur = l.w & HOLDER_SHM_CLOSED;
 	switch (whence) {
 	case SEEK_SET:
 		base = 0;
@@ -89,10 +120,7 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 		base = (int64_t)(cur - 1);
 		break;
 	default:
-		i = atomic_load_explicit(&s->ino, memory_order_relaxed);
-		if (i >= HOLDER_SHM_INOS)
-			return 0;
-		base = atomic_load_explicit(&m->size[i], memory_order_acquire);
+		base = local_size(&l);
 		if (base < 0)
 			return 0;
 	}
@@ -106,9 +134,9 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 	if (r > HOLDER_SHM_POS_MAX)
 		return 0;
 	/* fails if the holder took the position, or the slot closed or
-	 * moved on since w was read: then the holder answers */
-	if (!atomic_compare_exchange_strong(&s->pos, &w,
-					    gen | (uint64_t)(r + 1)))
+	 * moved on since the word was read: then the holder answers */
+	if (!atomic_compare_exchange_strong(&l.s->pos, &l.w,
+					    l.gen | (uint64_t)(r + 1)))
 		return 0;
 	*res = r;
 	return 1;
@@ -116,31 +144,16 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 
 int remote_size_local(int fd, off_t *size)
 {
-	uint64_t v = remote_slot(fd), id, gen, w;
-	struct holder_shm_ofd *s;
-	struct holder_shm *m;
+	struct local_slot l;
 	int64_t sz;
-	uint32_t i;
 
-	if (!v || (v & RTAB_DEMOTED) || !(m = get_page()) ||
-	    atomic_load_explicit(&m->dead, memory_order_acquire))
+	if (!local_slot(fd, &l))
 		return 0;
-	id = v - 1;
-	s = &m->ofd[id % HOLDER_SHM_OFDS];
-	gen = (uint64_t)HOLDER_SHM_GEN(id) << 48;
-	w = atomic_load_explicit(&s->pos, memory_order_acquire);
-	if ((w & ~HOLDER_SHM_CLOSED) != gen ||
-	    (w & HOLDER_SHM_CLOSED) == HOLDER_SHM_CLOSED ||
-	    atomic_load_explicit(&s->id, memory_order_acquire) != id)
-		return 0;
-	i = atomic_load_explicit(&s->ino, memory_order_relaxed);
-	if (i >= HOLDER_SHM_INOS)
-		return 0;
-	sz = atomic_load_explicit(&m->size[i], memory_order_acquire);
+	sz = local_size(&l);
 	/* still this OFD's slot, open: the size was its file's */
-	w = atomic_load_explicit(&s->pos, memory_order_acquire);
-	if (sz < 0 || (w & ~HOLDER_SHM_CLOSED) != gen ||
-	    (w & HOLDER_SHM_CLOSED) == HOLDER_SHM_CLOSED)
+	if (sz < 0 ||
+	    !word_open(atomic_load_explicit(&l.s->pos, memory_order_acquire),
+		       l.gen))
 		return 0;
 	*size = (off_t)sz;
 	return 1;
