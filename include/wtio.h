@@ -155,6 +155,21 @@ struct wtio_config {
  * the kept cache is not checked against the disk at a reopen.
  */
 #define WTIO_CONFIG_KEEP_CLOSED (1u << 5)
+/*
+ * Submit the I/O that a thread other than its submitter completes (the
+ * queues' write-through writes, started writeback, readahead) through
+ * Linux AIO (io_submit/io_getevents) instead of io_uring.
+ * An io_uring ring completes a direct write by task work of the thread
+ * that submitted it, interrupting whatever that thread does next; AIO
+ * completes it where the device does, and wakes the completion thread.
+ * Same semantics either way: a write is acknowledged when on disk,
+ * RWF_DSYNC goes with it, errors and short counts are reported as with
+ * io_uring. Only with the io_uring backend; where AIO cannot be set up
+ * (no kernel support, fs.aio-max-nr reached) the io_uring channels are
+ * used. The environment variable WTIO_IO_CHANNEL, read when a context is
+ * created, overrides this bit: "aio" sets it, "io_uring" clears it.
+ */
+#define WTIO_CONFIG_AIO_CHANNELS (1u << 6)
 
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);

@@ -114,12 +114,25 @@ static int config_check(struct wtio_config *c)
 		return -EINVAL;
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
 			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD |
-			 WTIO_CONFIG_ADAPTIVE | WTIO_CONFIG_KEEP_CLOSED))
+			 WTIO_CONFIG_ADAPTIVE | WTIO_CONFIG_KEEP_CLOSED |
+			 WTIO_CONFIG_AIO_CHANNELS))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
 		return -EINVAL;
 	return 0;
+}
+
+/* WTIO_IO_CHANNEL (wtio.h, WTIO_CONFIG_AIO_CHANNELS): the channel kind
+ * chosen without rebuilding the program, or for a whole test run. */
+static void config_env(struct wtio_config *c)
+{
+	const char *v = getenv("WTIO_IO_CHANNEL");
+
+	if (v && !strcmp(v, "aio"))
+		c->flags |= WTIO_CONFIG_AIO_CHANNELS;
+	else if (v && !strcmp(v, "io_uring"))
+		c->flags &= ~WTIO_CONFIG_AIO_CHANNELS;
 }
 
 WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
@@ -152,6 +165,7 @@ int wtio_ctx_create_io(const struct wtio_config *cfg,
 	ret = config_check(&ctx->cfg);
 	if (ret)
 		goto out_free;
+	config_env(&ctx->cfg);
 	ctx->folio_size = ctx->cfg.folio_size;
 	ctx->folio_shift = (uint32_t)__builtin_ctz(ctx->folio_size);
 	ctx->nr_folios = ctx->cfg.cache_size / ctx->folio_size;

@@ -150,6 +150,9 @@ int wtio_io_chan_submit(struct wtio_io_chan *chan, struct wtio_io_req **reqs,
 int wtio_io_chan_reap(struct wtio_io_chan *chan, unsigned int min,
 		      const struct timespec *timeout);
 void wtio_io_chan_close(struct wtio_io_chan *chan);
+/* What serves chan: "aio" (WTIO_CONFIG_AIO_CHANNELS) or its backend's
+ * name. */
+const char *wtio_io_chan_name(const struct wtio_io_chan *chan);
 /* Requests of chan not yet taken off by a reap; UINT_MAX when the
  * backend cannot say (then only its completion thread should reap). */
 unsigned int wtio_io_chan_inflight(struct wtio_io_chan *chan);

@@ -13,6 +13,7 @@
 #include "wtio_config.h"
 #include "wtio.h"
 #include "ops.h"
+#include "aio_chan.h"
 #include "sys.h"
 
 int wtio_io_req_check(const struct wtio_io_req *req)
@@ -173,19 +174,46 @@ int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size)
 	return be->ops->set_size(be, fd, size);
 }
 
+/* Channels over Linux AIO instead of the backend's own: asked for, and
+ * a built-in backend (a test backend's channels are its own). */
+static const struct wtio_io_ops *chan_provider(struct wtio_io_backend *be)
+{
+#if WTIO_HAVE_IO_URING
+	if ((be->flags & WTIO_CONFIG_AIO_CHANNELS) &&
+	    be->ops == &wtio_io_uring_ops)
+		return &wtio_io_aio_chan_ops;
+#endif
+	return be->ops;
+}
+
 struct wtio_io_chan *wtio_io_chan_open(struct wtio_io_backend *be,
 				       unsigned int depth, int *err)
 {
+	const struct wtio_io_ops *ops;
 	struct wtio_io_chan *chan;
 
 	if (!wtio_io_can(be, WTIO_IO_CAP_CHANNELS)) {
 		*err = -EOPNOTSUPP;
 		return NULL;
 	}
-	chan = be->ops->chan_open(be, depth, err);
-	if (chan)
+	ops = chan_provider(be);
+	chan = ops->chan_open(be, depth, err);
+	if (!chan && ops != be->ops) {
+		/* No AIO here (or fs.aio-max-nr reached): slower, not
+		 * wrong. */
+		ops = be->ops;
+		chan = ops->chan_open(be, depth, err);
+	}
+	if (chan) {
 		chan->be = be;
+		chan->ops = ops;
+	}
 	return chan;
+}
+
+const char *wtio_io_chan_name(const struct wtio_io_chan *chan)
+{
+	return chan->ops->name;
 }
 
 int wtio_io_chan_submit(struct wtio_io_chan *chan, struct wtio_io_req **reqs,
@@ -195,23 +223,23 @@ int wtio_io_chan_submit(struct wtio_io_chan *chan, struct wtio_io_req **reqs,
 
 	if (ret || !nr)
 		return ret;
-	return chan->be->ops->chan_submit(chan, reqs, nr);
+	return chan->ops->chan_submit(chan, reqs, nr);
 }
 
 int wtio_io_chan_reap(struct wtio_io_chan *chan, unsigned int min,
 		      const struct timespec *timeout)
 {
-	return chan->be->ops->chan_reap(chan, min, timeout);
+	return chan->ops->chan_reap(chan, min, timeout);
 }
 
 unsigned int wtio_io_chan_inflight(struct wtio_io_chan *chan)
 {
-	return chan->be->ops->chan_inflight ?
-	       chan->be->ops->chan_inflight(chan) : UINT_MAX;
+	return chan->ops->chan_inflight ?
+	       chan->ops->chan_inflight(chan) : UINT_MAX;
 }
 
 void wtio_io_chan_close(struct wtio_io_chan *chan)
 {
 	if (chan)
-		chan->be->ops->chan_close(chan);
+		chan->ops->chan_close(chan);
 }

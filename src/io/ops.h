@@ -111,9 +111,12 @@ struct wtio_io_ops {
 	void (*plug)(struct wtio_io_backend *be, bool on);
 };
 
-/* Backends embed this first in their channel; the wrapper sets be. */
+/* Backends embed this first in their channel; the wrapper sets be, and
+ * ops: the table whose chan_* serve it (be's, or another provider's:
+ * io/aio_chan.h). */
 struct wtio_io_chan {
 	struct wtio_io_backend *be;
+	const struct wtio_io_ops *ops;
 };
 
 extern const struct wtio_io_ops wtio_io_uring_ops;
