@@ -5,8 +5,9 @@
  * holder_shm: the words and why a CAS from a checked word is safe). The
  * page is asked for once per process image and kept (a fork inherits
  * the mapping); anything unusual (no page, the slot not this OFD's, a
- * demotion begun, SEEK_CUR with no position set here, SEEK_DATA) goes to
- * the holder as before. fstat takes its size from the same page.
+ * demotion begun, SEEK_CUR with no position set here, SEEK_DATA, a
+ * position past the end of the file) goes to the holder as before.
+ * fstat takes its size from the same page.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -131,7 +132,11 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 		*res = -EINVAL;
 		return 1;
 	}
-	if (r > HOLDER_SHM_POS_MAX)
+	/* past the end of the file: the filesystem's limit may refuse it,
+	 * which the holder asks the kernel (shim_rw.h, shim_seek_limit) */
+	if (r > HOLDER_SHM_POS_MAX ||
+	    (r > (whence == SEEK_END ? base : local_size(&l)) &&
+	     !(whence == SEEK_CUR && off == 0)))
 		return 0;
 	/* fails if the holder took the position, or the slot closed or
 	 * moved on since the word was read: then the holder answers */

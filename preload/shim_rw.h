@@ -45,7 +45,9 @@ static inline int shim_rwf_map(int rwf, bool write, unsigned int *wflags,
 }
 
 /* The position lseek(off, whence) gives from pos in a file of size, or
- * -errno. No hole is reported but the one at the end of the file. */
+ * -errno. No hole is reported but the one at the end of the file. A sum
+ * past the largest off_t is -EINVAL, as the kernel's (it wraps, negative).
+ * The filesystem's own limit is shim_seek_limit's. */
 static inline off_t shim_seek_to(off_t pos, off_t size, off_t off, int whence)
 {
 	off_t r;
@@ -55,10 +57,12 @@ static inline off_t shim_seek_to(off_t pos, off_t size, off_t off, int whence)
 		r = off;
 		break;
 	case SEEK_CUR:
-		r = pos + off;
+		if (__builtin_add_overflow(pos, off, &r))
+			return -EINVAL;
 		break;
 	case SEEK_END:
-		r = size + off;
+		if (__builtin_add_overflow(size, off, &r))
+			return -EINVAL;
 		break;
 	case SEEK_DATA:	/* data up to EOF */
 		if (off < 0 || off >= size)
@@ -74,6 +78,28 @@ static inline off_t shim_seek_to(off_t pos, off_t size, off_t off, int whence)
 		return -EINVAL;
 	}
 	return r < 0 ? -EINVAL : r;
+}
+
+/*
+ * shim_seek_to's result r, checked against the filesystem's largest file
+ * size for the file (s_maxbytes; ext4 gives files without extents a
+ * smaller one; XFS and tmpfs take any off_t): the kernel refuses a
+ * position past it with EINVAL. Only the kernel knows it exactly, so a
+ * position past the end of the file (a file is never larger than its
+ * limit) is asked of it, on kfd: a descriptor of the served description,
+ * whose kernel position nothing uses while it is served (the shim puts
+ * its own there before anything else could see it). SEEK_CUR by 0 is
+ * never checked, as in the kernel. klseek: the real lseek. r, or -errno.
+ */
+static inline off_t shim_seek_limit(off_t r, off_t size, off_t off,
+				    int whence, int kfd,
+				    off_t (*klseek)(int, off_t, int))
+{
+	if (r <= size || (whence == SEEK_CUR && off == 0))
+		return r;
+	if (klseek(kfd, r, SEEK_SET) == r)
+		return r;
+	return errno > 0 ? -errno : -EINVAL;
 }
 
 #endif

@@ -221,6 +221,9 @@ static void do_lseek(struct hofd *o, const struct holder_req *req,
 	size = wtio_file_size(o->ino->wf);
 	o->pos = hshm_take_pos(o, o->pos);
 	r = shim_seek_to(o->pos, size, off, (int)req->arg[1]);
+	if (r >= 0)
+		r = shim_seek_limit(r, size, off, (int)req->arg[1],
+				    o->ino->fd, lseek);
 	HSTAT_INC(seeks);
 	if (r >= 0)
 		o->pos = r;
