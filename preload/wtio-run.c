@@ -17,7 +17,8 @@
  * (exit 2, with a message), never a silent change of what is served.
  * Exit status: the program's; 2 for a usage error or a bad value, 126 if
  * the program cannot be run, 127 if it is not found; with --shared, 125
- * if the holder died with data it had not written back (man/wtio-run.1).
+ * if the holder died with data it had not written back, or before it
+ * started the program (man/wtio-run.1).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -65,7 +66,8 @@ static void usage(FILE *f)
 "                    stderr (a daemon's stderr would stay open)\n"
 "Exit status: the program's; 2 bad usage or value; 126 cannot run the\n"
 "program; 127 program not found; 125 (--shared) the holder died with\n"
-"data it had not written back. See wtio-run(1).\n");
+"data it had not written back, or before the program started. See\n"
+"wtio-run(1).\n");
 }
 
 static int bad(const char *fmt, const char *a, const char *b)

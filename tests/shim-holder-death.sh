@@ -6,7 +6,8 @@
 # wtio-run), and exits 125 when something was lost; when everything had
 # been written back it says nothing was lost and returns the program's
 # status. With the program's first process gone before the holder (a
-# process left behind), a watchdog says it in --log's file.
+# process left behind), a watchdog says it in --log's file. Killed before
+# it started the program: the program did not run, said, exit 125.
 . "$(dirname "$0")/shim-lib.sh"
 . "$(dirname "$0")/shim-shared-lib.sh"
 [ -x "$BIN" ] || skip "shared_matrix not built"
@@ -90,4 +91,42 @@ kill -KILL "$wpid" 2>/dev/null
 grep -q "not written back, lost: $SERVED/data: at most [1-9]" "$STATS.log" ||
 	fail "left behind: the watchdog did not report the loss in --log's file: $(cat "$STATS.log")"
 echo "ok: a process left behind: the watchdog reported the holder's death in --log's file"
+
+# Killed before it started the program: the holder stops itself just
+# before the program's go (wtio-run's WTIO_RUN_TEST_PAUSE_START), is
+# SIGKILLed there; the program never runs, wtio-run says so and exits 125.
+stopped_under() {	# PID: a stopped process below PID
+	local c
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		if [ "$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' /proc/"$c"/status 2>/dev/null)" = T ]; then
+			echo "$c"
+			return
+		fi
+		stopped_under "$c"
+	done
+}
+MARK=$SHIM_TMP/marker
+rm -f "$MARK"
+WTIO_RUN_TEST_PAUSE_START=1 srun writeback "$STATS" -- \
+	sh -c 'touch "$0"; exit 3' "$MARK" 2>"$ERR" &
+front=$!
+h=
+for _ in $(seq 200); do
+	h=$(stopped_under "$front" | head -1)
+	[ -n "$h" ] && break
+	sleep 0.05
+done
+[ -n "$h" ] || fail "early: no stopped holder under wtio-run in 10 s: $(cat "$ERR")"
+kill -KILL "$h" || fail "early: kill $h"
+wait "$front"
+rc=$?
+[ ! -e "$MARK" ] || fail "early: the program ran although the holder died before its start"
+[ "$rc" = 125 ] || fail "early: exit status $rc, want 125: $(cat "$ERR")"
+grep -q "cache holder (pid $h) was killed by signal 9 before the program was started: the program did not run" "$ERR" ||
+	fail "early: wtio-run did not say the program did not run: $(cat "$ERR")"
+grep -q "the program did not run" "$STATS.log" ||
+	fail "early: not said in --log's file: $(cat "$STATS.log")"
+grep -q "fail with EIO from now on\|nothing was lost" "$ERR" &&
+	fail "early: the messages describe a running program: $(cat "$ERR")"
+echo "ok: the holder killed before the program's start: not run, said, exit 125"
 echo "PASS: shim-holder-death"

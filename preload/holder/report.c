@@ -44,6 +44,17 @@ static void say(const char *fmt, ...)
 		}
 }
 
+void hreport_early(int log_fd, pid_t holder, int wstatus)
+{
+	out_fds[1] = log_fd;
+	if (wstatus >= 0 && WIFSIGNALED(wstatus))
+		say("the cache holder (pid %d) was killed by signal %d before the program was started: the program did not run; exit status %d",
+		    (int)holder, WTERMSIG(wstatus), HOLDER_LOST_STATUS);
+	else
+		say("the cache holder (pid %d) died before the program was started: the program did not run; exit status %d",
+		    (int)holder, HOLDER_LOST_STATUS);
+}
+
 bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus)
 {
 	uint64_t total = 0, other;

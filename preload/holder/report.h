@@ -18,6 +18,9 @@ struct hrec;
  * wait status, -1 unknown) and which files had data it had not written
  * back, and how much. true if something was (or may have been) lost. */
 bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus);
+/* The holder died (wstatus as above) before it started the program:
+ * say that the program did not run. */
+void hreport_early(int log_fd, pid_t holder, int wstatus);
 /* wtio-run returns while the holder serves processes left behind: a
  * watchdog process waits for the holder's end (pidfd) and, if it died
  * (its record not marked ended), says so on --log's file or stderr. */

@@ -54,8 +54,10 @@
 #include "run.h"
 #include "shm.h"
 
-/* Messages of the holder to the front. */
-enum { MSG_PID = 1, MSG_STATUS, MSG_FAILED };
+/* Messages of the holder to the front; MSG_STARTED is the program's own,
+ * sent on the same pipe once it has its go, before it execs: without it,
+ * a holder that died took the program with it before it ran. */
+enum { MSG_PID = 1, MSG_STATUS, MSG_FAILED, MSG_STARTED };
 struct front_msg {
 	int kind;
 	int val;
@@ -81,7 +83,8 @@ static void tell(int fd, int kind, int val)
 
 /* ---- the program ---- */
 
-static void program(char **argv, int go_fd, const sigset_t *mask)
+static void program(char **argv, int go_fd, int front_fd,
+		    const sigset_t *mask)
 {
 	char c = 0;
 	ssize_t n;
@@ -91,7 +94,10 @@ static void program(char **argv, int go_fd, const sigset_t *mask)
 		n = read(go_fd, &c, 1);
 	} while (n < 0 && errno == EINTR);
 	if (n != 1 || c != 'g')
-		_exit(126);	/* the holder could not start: said there */
+		_exit(126);	/* the holder could not start, or died */
+	/* (front_fd is close-on-exec: the front reads this before the end
+	 * of its pipe, whoever dies when) */
+	tell(front_fd, MSG_STARTED, (int)getpid());
 	execvp(argv[0], argv);
 	fprintf(stderr, "wtio-run: %s: %s\n", argv[0], strerror(errno));
 	_exit(errno == ENOENT ? 127 : 126);
@@ -179,6 +185,9 @@ static void holder(char **argv, int front_fd, int log_fd,
 	int go[2], lsock, ret, devnull, r;
 	size_t i;
 	pid_t child;
+	/* tests/shim-holder-death.sh: the holder stops itself just before
+	 * it starts the program, to be killed there (wtio-run only) */
+	bool pause_start = getenv("WTIO_RUN_TEST_PAUSE_START") != NULL;
 
 	pid_t front = getppid();
 
@@ -193,6 +202,7 @@ static void holder(char **argv, int front_fd, int log_fd,
 		goto failed;
 	}
 	setenv(HOLDER_ENV, name, 1);
+	unsetenv("WTIO_RUN_TEST_PAUSE_START");
 	if (pipe2(go, O_CLOEXEC) < 0)
 		goto failed;
 	child = fork();
@@ -202,7 +212,7 @@ static void holder(char **argv, int front_fd, int log_fd,
 	}
 	if (child == 0) {
 		close(go[1]);
-		program(argv, go[0], mask);
+		program(argv, go[0], front_fd, mask);
 	}
 	close(go[0]);
 	child_alive = child;
@@ -264,6 +274,8 @@ static void holder(char **argv, int front_fd, int log_fd,
 	}
 	tell(front_fd, MSG_PID, (int)child);
 	hdebug("serving process %d at %s", (int)child, name);
+	if (pause_start)
+		raise(SIGSTOP);
 	if (write(go[1], "g", 1) != 1)
 		hlog("the program could not be started");
 	close(go[1]);
@@ -329,8 +341,10 @@ static int orphan_wait(void)
 /* The holder died before the program's status: what was lost with it is
  * said now; the program is still waited for. wtio-run's status is the
  * program's, or HOLDER_LOST_STATUS if data was lost (an exit 0 then
- * would say all went well). */
-static int holder_died(pid_t h, struct hrec *rec, int log_fd)
+ * would say all went well). Dead before the program was started: the
+ * program never ran, HOLDER_LOST_STATUS too (its own status would be
+ * the 126 of a program that cannot be executed). */
+static int holder_died(pid_t h, struct hrec *rec, int log_fd, bool started)
 {
 	int hst = -1, st;
 	bool lost;
@@ -338,6 +352,12 @@ static int holder_died(pid_t h, struct hrec *rec, int log_fd)
 	hshm_mark_dead();
 	while (waitpid(h, &hst, 0) < 0 && errno == EINTR)
 		;
+	if (!started) {
+		hreport_early(log_fd, h, hst);
+		if (program_pid > 0)	/* it exits at once, not started */
+			orphan_wait();
+		return HOLDER_LOST_STATUS;
+	}
 	lost = hreport_lost(rec, log_fd, h, hst);
 	st = program_pid > 0 ? orphan_wait() : -1;
 	if (lost)
@@ -352,6 +372,7 @@ int holder_run(char **argv, int log_fd)
 	struct hrec *rec;
 	sigset_t mask;
 	int fds[2], pidfd;
+	bool started = false;
 	size_t i;
 	pid_t h;
 	ssize_t n;
@@ -394,9 +415,12 @@ int holder_run(char **argv, int log_fd)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n != sizeof(m))
-			return holder_died(h, rec, log_fd);
+			return holder_died(h, rec, log_fd, started);
 		if (m.kind == MSG_PID) {
 			program_pid = m.val;
+		} else if (m.kind == MSG_STARTED) {
+			program_pid = m.val;
+			started = true;
 		} else if (m.kind == MSG_STATUS) {
 			/* processes left behind: the holder outlives this
 			 * process, and a watchdog its death */
