@@ -17,10 +17,13 @@
  *                    ("@name"); the process then has no cache of its own,
  *                    every served file is the holder's (remote_ops.c)
  *   WTIO_DEBUG       1: one line on stderr per decision
+ *   WTIO_STATS       FILE: a line of the context's I/O counters appended
+ *                    to FILE at exit
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +32,9 @@
 #include "shim_size.h"
 
 struct shim_config shim_cfg;
+
+/* The readahead window of a sequential reader at most. */
+#define SHIM_READAHEAD (2u << 20)
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t ctx_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -131,6 +137,7 @@ static void init(void)
 
 	shim_resolve();
 	shim_cfg.debug = (v = getenv("WTIO_DEBUG")) && *v == '1';
+	shim_cfg.stats = (v = getenv("WTIO_STATS")) && *v ? v : NULL;
 	shim_cfg.disabled = (v = getenv("WTIO_DISABLE")) && *v == '1';
 	if (!mode || !*mode || !strcmp(mode, "writeback"))
 		shim_cfg.default_flags = 0;
@@ -232,6 +239,10 @@ struct wtio_ctx *shim_ctx(void)
 		wtio_config_init(&cfg);
 		if (shim_cfg.cache_size)
 			cfg.cache_size = shim_cfg.cache_size;
+		/* A program streaming a file (cp, dd, tar) reads it ahead in
+		 * I/Os of max_io_size, a few in flight, as the kernel's
+		 * readahead does with large requests. */
+		cfg.readahead_max = SHIM_READAHEAD;
 		/* wtio wants readahead within a quarter of the cache: a small
 		 * budget (down to 64K) reads ahead less instead of failing */
 		if (cfg.readahead_max > cfg.cache_size / 4)
@@ -248,6 +259,47 @@ struct wtio_ctx *shim_ctx(void)
 	c = ctx;
 	pthread_mutex_unlock(&ctx_lock);
 	return c;
+}
+
+/* WTIO_STATS=FILE, at exit once every file is closed (written back):
+ * what the process's cache did, so that a program's I/Os can be counted
+ * (their number and mean size) without tracing the kernel. A file, not
+ * stderr: cp and dd close their stderr before exit handlers run. */
+void shim_stats_report(void)
+{
+	static atomic_bool said;
+	struct wtio_stats st;
+	char buf[512];
+	int n, fd;
+
+	if (!shim_cfg.stats || !ctx || atomic_exchange(&said, true) ||
+	    wtio_stats(ctx, &st))
+		return;
+	n = snprintf(buf, sizeof(buf),
+		     "wtio-preload[%d]: stats read_ios %llu bytes_read %llu "
+		     "write_ios %llu bytes_written %llu hits %llu misses %llu "
+		     "readahead %llu dropbehind %llu throttle_waits %llu "
+		     "evictions %llu cached %llu\n", (int)getpid(),
+		     (unsigned long long)st.read_ios,
+		     (unsigned long long)st.bytes_read,
+		     (unsigned long long)st.write_ios,
+		     (unsigned long long)st.bytes_written,
+		     (unsigned long long)st.hits,
+		     (unsigned long long)st.misses,
+		     (unsigned long long)st.readahead_folios,
+		     (unsigned long long)st.dropbehind_folios,
+		     (unsigned long long)st.throttle_waits,
+		     (unsigned long long)st.evictions,
+		     (unsigned long long)st.cached_folios);
+	if (n <= 0 || !real.open || !real.write)
+		return;
+	fd = real.open(shim_cfg.stats, O_WRONLY | O_CREAT | O_APPEND |
+		       O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	real.write(fd, buf, (size_t)n < sizeof(buf) ? (size_t)n :
+			    sizeof(buf) - 1);
+	real.close(fd);
 }
 
 /* In a child after fork: the parent's context (its flusher threads are not

@@ -671,7 +671,8 @@ void shim_flush_all(bool durable)
 }
 
 /* Process exit: close every wtio handle so that everything is written;
- * descriptors stay open and pass through from here on. */
+ * descriptors stay open and pass through from here on. Then WTIO_STATS'
+ * counters, which include that last write-back. */
 void shim_close_all(void)
 {
 	struct shim_inode *ino;
@@ -694,6 +695,7 @@ void shim_close_all(void)
 			pthread_rwlock_unlock(&o->io_lock);
 	}
 	pthread_mutex_unlock(&reg_lock);
+	shim_stats_report();
 }
 
 /* ---- fork ---- */

@@ -125,6 +125,7 @@ struct shim_config {
 	size_t *path_lens;
 	int nr_paths;
 	bool debug;
+	const char *stats;		/* WTIO_STATS=FILE: counters at exit */
 	bool disabled;			/* WTIO_DISABLE=1 or bad config */
 };
 extern struct shim_config shim_cfg;
@@ -136,6 +137,7 @@ bool shim_vfork_child(void);
 bool shim_path_served(const char *abs_path);
 struct wtio_ctx *shim_ctx(void);	/* created on first use; NULL = failed */
 void shim_ctx_forget(void);		/* child after fork */
+void shim_stats_report(void);		/* WTIO_STATS: counters to a file */
 void shim_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- fdtable.c ---- */
