@@ -252,7 +252,8 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 						ctx->folio_shift),
 				      memory_order_relaxed);
 		if (!ret)
-			wtio_ra_async(file, index + (uint64_t)n, window, isize);
+			wtio_ra_async(file, index + (uint64_t)n, window, isize,
+				      false);
 	}
 	return ret;
 }

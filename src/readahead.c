@@ -101,36 +101,39 @@ static void ra_end_io(struct wtio_io_req *req, ssize_t res)
 	atomic_fetch_sub(&ctx->wb_chan_users, 1);
 }
 
-void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
-		   int64_t isize)
+/* The I/Os of one window at most: a window is cut into I/Os of
+ * max_io_size (and of at most WTIO_IO_MAX_IOVECS folios) each. */
+#define RA_MAX_IOS 16
+
+/*
+ * One I/O of a window: up to want new folios from index on, below eof,
+ * as many as can be had without waiting (free ones only for a
+ * drop-behind stream, which must not push other data out; those are
+ * marked FOLIO_DROPBEHIND, to leave the cache once read). NULL when not
+ * even the first could be had.
+ */
+static struct ra_io *ra_build(struct wtio_inode *inode, uint64_t index,
+			      uint64_t want, uint64_t eof, int64_t isize,
+			      bool dontcache)
 {
-	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
-	struct wtio_io_chan *chan = ctx->wb_reaper.chan;
-	uint64_t nr = window >> ctx->folio_shift, eof;
-	struct wtio_io_req *req;
-	struct ra_io *ra;
+	struct ra_io *ra = malloc(sizeof(*ra));
 	int n = 0;
 
-	if (!chan || !nr || isize <= 0)
-		return;
-	eof = (uint64_t)(isize - 1) >> ctx->folio_shift;
-	if (index > eof)
-		return;
-	if (nr > WTIO_IO_MAX_IOVECS)
-		nr = WTIO_IO_MAX_IOVECS;
-	ra = malloc(sizeof(*ra));
 	if (!ra)
-		return;
-	while ((uint64_t)n < nr && index + (uint64_t)n <= eof) {
-		struct wtio_folio *f = wtio_folio_try_create(inode,
-						index + (uint64_t)n);
+		return NULL;
+	while ((uint64_t)n < want && index + (uint64_t)n <= eof) {
+		uint64_t at = index + (uint64_t)n;
+		struct wtio_folio *f = dontcache ?
+				       wtio_folio_try_create_free(inode, at) :
+				       wtio_folio_try_create(inode, at);
 
 		if (!f)
 			break;
+		if (dontcache)
+			wtio_folio_set_flag(f, FOLIO_DROPBEHIND);
 		ra->v[n] = f;
-		ra->blocks[n] = wtio_blocks_below(inode, index + (uint64_t)n,
-						  isize);
+		ra->blocks[n] = wtio_blocks_below(inode, at, isize);
 		ra->iov[n].iov_base = f->data;
 		ra->iov[n].iov_len = (uint32_t)(64 -
 				__builtin_clzll(ra->blocks[n])) *
@@ -139,9 +142,8 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 	}
 	if (!n) {
 		free(ra);
-		return;
+		return NULL;
 	}
-	wtio_folio_set_flag(ra->v[0], FOLIO_READAHEAD);
 	ra->n = n;
 	ra->inode = inode;
 	ra->req = (struct wtio_io_req){
@@ -149,9 +151,6 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 		.off = (off_t)(index << ctx->folio_shift),
 		.iov = ra->iov, .iovcnt = n, .end_io = ra_end_io,
 	};
-	atomic_store_explicit(&file->ra_next,
-			      (int64_t)((index + (uint64_t)n) << ctx->folio_shift),
-			      memory_order_relaxed);
 	wtio_stat_add(ctx, readahead, (uint64_t)n);
 	wtio_stat_add(ctx, read_ios, 1);
 	/* Pins for the completion: the inode (close waits for it) and the
@@ -159,11 +158,54 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 	wtio_inode_io_get(inode);
 	atomic_fetch_add(&ctx->wb_chan_users, 1);
 	atomic_fetch_add(&ctx->nr_read_io, n);
-	req = &ra->req;
-	/* Never fails for a well-formed request: one it cannot queue is
-	 * completed with the error here, which leaves its folios not
-	 * uptodate, to be read again. */
-	wtio_io_chan_submit(chan, &req, 1);
+	return ra;
+}
+
+void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
+		   int64_t isize, bool dontcache)
+{
+	struct wtio_inode *inode = file->inode;
+	struct wtio_ctx *ctx = inode->ctx;
+	struct wtio_io_chan *chan = ctx->wb_reaper.chan;
+	uint64_t nr = window >> ctx->folio_shift, eof;
+	uint64_t per_io = ctx->cfg.max_io_size >> ctx->folio_shift;
+	struct wtio_io_req *reqs[RA_MAX_IOS];
+	unsigned int nreq = 0;
+
+	if (!chan || !nr || isize <= 0)
+		return;
+	eof = (uint64_t)(isize - 1) >> ctx->folio_shift;
+	if (index > eof)
+		return;
+	if (per_io > WTIO_IO_MAX_IOVECS)
+		per_io = WTIO_IO_MAX_IOVECS;
+	while (nr && nreq < RA_MAX_IOS) {
+		uint64_t want = nr < per_io ? nr : per_io;
+		struct ra_io *ra = ra_build(inode, index, want, eof, isize,
+					    dontcache);
+
+		if (!ra)
+			break;
+		/* The read that reaches the window's first folio starts the
+		 * next window. */
+		if (!nreq)
+			wtio_folio_set_flag(ra->v[0], FOLIO_READAHEAD);
+		reqs[nreq++] = &ra->req;
+		index += (uint64_t)ra->n;
+		nr -= (uint64_t)ra->n;
+		/* A folio cached already, or none free: the window ends. */
+		if ((uint64_t)ra->n < want)
+			break;
+	}
+	if (!nreq)
+		return;
+	atomic_store_explicit(&file->ra_next,
+			      (int64_t)(index << ctx->folio_shift),
+			      memory_order_relaxed);
+	/* The window's I/Os in one submission. Never fails for well-formed
+	 * requests: one it cannot queue is completed with the error here,
+	 * which leaves its folios not uptodate, to be read again. */
+	wtio_io_chan_submit(chan, reqs, nreq);
 }
 
 void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
@@ -187,5 +229,6 @@ void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
 	next = atomic_load_explicit(&file->ra_next, memory_order_relaxed);
 	if (next <= 0)
 		return;
-	wtio_ra_async(file, (uint64_t)next >> ctx->folio_shift, w, isize);
+	wtio_ra_async(file, (uint64_t)next >> ctx->folio_shift, w, isize,
+		      false);
 }
