@@ -170,6 +170,13 @@ struct wtio_config {
  * created, overrides this bit: "aio" sets it, "io_uring" clears it.
  */
 #define WTIO_CONFIG_AIO_CHANNELS (1u << 6)
+/* WTIO_DONTCACHE reads of a sequential stream read ahead too (since
+ * 0.2), as the kernel's RWF_DONTCACHE does: into free folios only (a
+ * drop-behind stream pushes no other data out), each dropped once a
+ * DONTCACHE read has copied it; what the stream did not reach leaves
+ * the cache at the file's close or by eviction. Without it a DONTCACHE
+ * read does no readahead. */
+#define WTIO_CONFIG_DONTCACHE_READAHEAD (1u << 7)
 
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);

@@ -243,6 +243,9 @@ struct wtio_ctx *shim_ctx(void)
 		 * I/Os of max_io_size, a few in flight, as the kernel's
 		 * readahead does with large requests. */
 		cfg.readahead_max = SHIM_READAHEAD;
+		/* and a DONTCACHE stream too, into free folios that leave
+		 * the cache as they are read */
+		cfg.flags |= WTIO_CONFIG_DONTCACHE_READAHEAD;
 		/* wtio wants readahead within a quarter of the cache: a small
 		 * budget (down to 64K) reads ahead less instead of failing */
 		if (cfg.readahead_max > cfg.cache_size / 4)

@@ -81,11 +81,21 @@ keep:
 /* A read reached the first folio of an asynchronous readahead window
  * (folio held, file lock held): start the next one. */
 static void read_ahead_mark(struct wtio_file *file, struct wtio_folio *f,
-			    int64_t isize, bool ra_ok)
+			    int64_t isize, bool ra_ok, bool dontcache)
 {
 	if (ra_ok && (atomic_load_explicit(&f->state, memory_order_relaxed) &
 		      FOLIO_READAHEAD))
-		wtio_ra_marked(file, f, isize);
+		wtio_ra_marked(file, f, isize, dontcache);
+}
+
+/* A folio read ahead for a drop-behind stream (FOLIO_DROPBEHIND) that a
+ * DONTCACHE read copied leaves the cache, as the folios the read itself
+ * missed on do: unlocked, still referenced by the caller. */
+static void read_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *f,
+			     bool drop)
+{
+	if (drop && wtio_folio_test(f, FOLIO_DROPBEHIND))
+		wtio_folio_drop_behind(ctx, f);
 }
 
 /*
@@ -158,10 +168,12 @@ static ssize_t read_cached_unlocked(struct wtio_inode *inode,
  * a sequential stream, over the readahead window counted from the miss;
  * all are read in one I/O, and the read's own part of each is copied.
  * Large reads make I/Os as large as themselves, not one per folio or per
- * window. With WTIO_DONTCACHE there is no window, only free folios are
- * taken (a drop-behind read must not push other data out) and each
- * folio leaves the cache once copied: those that were cached before
- * stay. Returns 0 or a negative errno; *donep moves over what was copied.
+ * window. With WTIO_DONTCACHE only free folios are taken (a drop-behind
+ * read must not push other data out) and each folio the read copies
+ * leaves the cache: those that were cached before stay. Its window
+ * (WTIO_CONFIG_DONTCACHE_READAHEAD, else none) is read into folios
+ * marked FOLIO_DROPBEHIND, dropped when a DONTCACHE read copies them.
+ * Returns 0 or a negative errno; *donep moves over what was copied.
  */
 static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 		    off_t off, size_t len, size_t *donep,
@@ -210,7 +222,7 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 		ret = (int)got;
 	for (k = 0; k < n; k++) {
 		size_t start = (size_t)k << ctx->folio_shift;
-		bool mine = *donep < len;
+		bool mine = *donep < len, whole = true;
 
 		if (!ret) {
 			size_t have = (size_t)got > start ? (size_t)got - start : 0;
@@ -228,16 +240,20 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 			wtio_iter_copy(it, v[k]->data + sp.from,
 				       sp.to - sp.from, true);
 			*donep += sp.to - sp.from;
+			whole = sp.to == ctx->folio_size;
 		}
 		if (k && !mine)
 			nr_ahead++;
 		else if (k)
 			wtio_stat_add(ctx, misses, 1);
 		/* A failed folio simply stays not uptodate; whoever needs
-		 * it reads it again. */
-		if (dontcache) {
+		 * it reads it again. A stream that reads ahead keeps what it
+		 * has not read to the end yet, for its next read. */
+		if (dontcache && (!window || (mine && whole))) {
 			wtio_folio_remove(v[k]);
 			wtio_stat_add(ctx, dropbehind, 1);
+		} else if (dontcache) {
+			wtio_folio_set_flag(v[k], FOLIO_DROPBEHIND);
 		}
 		wtio_folio_unlock(v[k]);
 		wtio_folio_put(ctx, v[k]);
@@ -253,7 +269,7 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 				      memory_order_relaxed);
 		if (!ret)
 			wtio_ra_async(file, index + (uint64_t)n, window, isize,
-				      false);
+				      dontcache);
 	}
 	return ret;
 }
@@ -265,7 +281,11 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
 	bool dontcache = flags & WTIO_DONTCACHE;
-	bool ra_ok = !dontcache && !nowait;
+	/* A drop-behind stream that reads ahead drops what it copied of
+	 * it, under the folio lock: it takes no lockless hits. */
+	bool drop = dontcache &&
+		    (ctx->cfg.flags & WTIO_CONFIG_DONTCACHE_READAHEAD);
+	bool ra_ok = (!dontcache || drop) && !nowait;
 	struct wtio_folio *mark = NULL;
 	bool ra_done;
 	struct wtio_iov_iter it;
@@ -275,7 +295,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	int ret = 0;
 
 	len = wtio_iov_length(iov, iovcnt);
-	if (len) {
+	if (len && !drop) {
 		ssize_t got = read_cached_unlocked(inode, iov, iovcnt, off, len,
 						   &mark);
 
@@ -288,7 +308,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 				if (atomic_load(&mark->inode) == inode)
 					read_ahead_mark(file, mark,
 							wtio_inode_size(inode),
-							true);
+							true, false);
 				wtio_rwsem_unlock(inode);
 			}
 			return got;
@@ -305,7 +325,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	 * served from the cache must not write to the handle, which other
 	 * threads reading through it share. */
 	window = 0;
-	ra_done = dontcache;	/* drop-behind reads do no readahead */
+	ra_done = dontcache && !drop;	/* nor do other drop-behind reads */
 	wtio_iter_init(&it, iov, iovcnt);
 
 	while (done < len) {
@@ -315,11 +335,13 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 		struct wtio_folio *f;
 		bool created;
 
-		if (read_hit_unlocked(inode, index, from, to, &it, &mark)) {
+		if (!drop &&
+		    read_hit_unlocked(inode, index, from, to, &it, &mark)) {
 			wtio_stat_add(ctx, hits, 1);
 			done += to - from;
 			if (mark && atomic_load(&mark->inode) == inode)
-				read_ahead_mark(file, mark, isize, ra_ok);
+				read_ahead_mark(file, mark, isize, ra_ok,
+						false);
 			mark = NULL;
 			continue;
 		}
@@ -342,8 +364,11 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 				wtio_stat_add(ctx, hits, 1);
 				wtio_iter_copy(&it, f->data + from, to - from,
 					       true);
-				read_ahead_mark(file, f, isize, ra_ok);
+				read_ahead_mark(file, f, isize, ra_ok,
+						dontcache);
 				wtio_folio_unlock(f);
+				if (to == ctx->folio_size)
+					read_drop_behind(ctx, f, drop);
 				wtio_folio_put(ctx, f);
 				done += to - from;
 				continue;
@@ -377,9 +402,11 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 					wtio_blocks_below(inode, index, isize));
 		if (!ret) {
 			wtio_iter_copy(&it, f->data + from, to - from, true);
-			read_ahead_mark(file, f, isize, ra_ok);
+			read_ahead_mark(file, f, isize, ra_ok, dontcache);
 		}
 		wtio_folio_unlock(f);
+		if (!ret && to == ctx->folio_size)
+			read_drop_behind(ctx, f, drop);
 		wtio_folio_put(ctx, f);
 		if (ret)
 			break;

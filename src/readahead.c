@@ -209,7 +209,7 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 }
 
 void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
-		    int64_t isize)
+		    int64_t isize, bool dontcache)
 {
 	struct wtio_ctx *ctx = file->ctx;
 	uint32_t max = ctx->cfg.readahead_max;
@@ -230,5 +230,5 @@ void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
 	if (next <= 0)
 		return;
 	wtio_ra_async(file, (uint64_t)next >> ctx->folio_shift, w, isize,
-		      false);
+		      dontcache);
 }

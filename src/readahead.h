@@ -23,8 +23,9 @@ uint32_t wtio_ra_window(struct wtio_file *file, off_t off, size_t len);
 void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 		   int64_t isize, bool dontcache);
 /* A read reached a folio marked FOLIO_READAHEAD: take the mark and start
- * the next window, grown. File lock held (shared is enough). */
+ * the next window, grown (for a drop-behind stream when dontcache).
+ * File lock held (shared is enough). */
 void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
-		    int64_t isize);
+		    int64_t isize, bool dontcache);
 
 #endif /* WTIO_READAHEAD_H */

@@ -115,7 +115,8 @@ static int config_check(struct wtio_config *c)
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
 			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD |
 			 WTIO_CONFIG_ADAPTIVE | WTIO_CONFIG_KEEP_CLOSED |
-			 WTIO_CONFIG_AIO_CHANNELS))
+			 WTIO_CONFIG_AIO_CHANNELS |
+			 WTIO_CONFIG_DONTCACHE_READAHEAD))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
