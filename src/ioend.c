@@ -270,6 +270,9 @@ int wtio_ioend_send(struct wtio_wb_ctl *wbc)
 	if (!n)
 		return 0;
 	wbc->nr_batched = 0;
+	/* A channel completes what it cannot queue itself, with the error. */
+	if (wbc->chan)
+		return wtio_io_chan_submit(wbc->chan, wbc->batched, n);
 	ret = wtio_io_submit(&wbc->ctx->io, wbc->batched, n);
 	if (ret < 0)
 		for (i = 0; i < n; i++)
@@ -289,6 +292,13 @@ static void wbc_reap_own(void *arg)
 	wtio_ioend_send(wbc);
 	while (atomic_load(&wbc->inflight) && wtio_io_inflight(be))
 		wtio_io_reap(be, 1, NULL);
+}
+
+/* A channel's batcher about to wait at the size-change gate: the size
+ * change waits for the I/O it holds unsent too. */
+static void wbc_send_held(void *arg)
+{
+	wtio_ioend_send(arg);
 }
 
 static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
@@ -312,7 +322,8 @@ static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 	}
 	ioend->io_extending = wtio_inode_dio_write_begin(ioend->io_inode,
 			ioend->io_offset, ioend->io_size,
-			wbc->chan ? NULL : wbc_reap_own, wbc);
+			!wbc->chan ? wbc_reap_own :
+			wbc->batch > 1 ? wbc_send_held : NULL, wbc);
 	atomic_fetch_add(&wbc->inflight, 1);
 	wtio_stat_add(wbc->ctx, write_ios, 1);
 	if (wbc->chan) {
@@ -326,8 +337,15 @@ static int ioend_submit_one(struct wtio_wb_ctl *wbc, struct wtio_ioend *ioend)
 					 wtio_stripe_width(&ioend->io_inode->geo,
 						ioend->io_inode->block_size),
 					 wbc->ctx->cfg.max_io_size));
-		else
+		else if (wbc->batch > 1) {
+			/* Started writeback of scattered data: its many
+			 * small I/Os go in one system call, not one each. */
+			wbc->batched[wbc->nr_batched++] = r;
+			if (wbc->nr_batched >= wbc->batch)
+				wtio_ioend_send(wbc);
+		} else {
 			wtio_io_chan_submit(wbc->chan, &r, 1);
+		}
 		return 0;
 	}
 	if (wbc->batch > 1) {

@@ -39,9 +39,10 @@ struct wtio_wb_ctl {
 	/* With chan: I/O that may extend the file goes through the
 	 * append plug instead, merged (append_plug.h). */
 	bool plug;
-	/* Without a channel: hand the backend this many ioends at a time,
-	 * one system call for them all (0 or 1: each at once). Any wait
-	 * of the submitter sends the ones held first. */
+	/* Hand the backend (or the channel, for started writeback) this
+	 * many ioends at a time, one system call for them all (0 or 1:
+	 * each at once). Any wait of the submitter sends the ones held
+	 * first. */
 	unsigned int batch;
 	unsigned int nr_batched;
 	struct wtio_io_req *batched[WTIO_WB_MAX_BATCH];

@@ -239,8 +239,10 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 	if (mode == WB_ASYNC) {
 		struct wtio_wb_ctl *async = wtio_wb_async_begin(inode);
 
-		if (async)
+		if (async) {
 			wbc = async;
+			wbc->batch = WB_SEND_BATCH;
+		}
 	}
 	for (;;) {
 		uint64_t done_before = written;
@@ -297,8 +299,11 @@ skip:
 		/* What this batch submitted is in the backend's hands before
 		 * the next batch is looked at (only the ioend being built
 		 * stays open, to go on across the batch edge): throttling
-		 * rests on started writeback, not on I/O built and held. */
-		wtio_ioend_send(wbc);
+		 * rests on started writeback, not on I/O built and held.
+		 * A short batch took all there was: its I/O goes with the
+		 * last ioend, in one call, once a look finds nothing more. */
+		if (n == WB_BATCH)
+			wtio_ioend_send(wbc);
 		if (wb_quota_done(inode, cur, -1, written, nr_to_write))
 			break;
 		/* A sync pass goes on while anything it must write is
@@ -312,6 +317,7 @@ skip:
 	if (cur)
 		wtio_ioend_submit(wbc, cur);
 	if (wbc->chan) {
+		wtio_ioend_send(wbc);
 		/* Errors of started writeback reach fsync through errseq. */
 		wtio_wb_async_end(wbc);
 		return 0;
