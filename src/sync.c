@@ -101,14 +101,15 @@ int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 	int64_t end = nbytes ? off + nbytes : -1;
 	int ret = 0;
 
+	/* No lock is held here: the waits reap the started writeback. */
 	if (flags & WTIO_SYNC_RANGE_WAIT_BEFORE)
-		wtio_wait_writeback_range(inode, off, end);
+		wtio_wait_writeback_range_reaping(inode, off, end);
 	if (flags & WTIO_SYNC_RANGE_WRITE)
 		ret = wtio_writeback_range(inode, off, end,
 				(flags & WTIO_SYNC_RANGE_WAIT_AFTER) ?
 				WB_SYNC : WB_ASYNC, 0, 0);
 	if (flags & WTIO_SYNC_RANGE_WAIT_AFTER)
-		wtio_wait_writeback_range(inode, off, end);
+		wtio_wait_writeback_range_reaping(inode, off, end);
 	if (flags & (WTIO_SYNC_RANGE_WAIT_BEFORE | WTIO_SYNC_RANGE_WAIT_AFTER)) {
 		/* As Linux's file_fdatawait_range: an error it reports is
 		 * seen by this handle (errseq), so fsync does not report it

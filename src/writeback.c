@@ -18,6 +18,7 @@
 #include "dirty.h"
 #include "ioend.h"
 #include "stripe.h"
+#include "reaper.h"
 
 /* Folios looked at per pass over an inode's dirty list: an array on the
  * stack, so that fsync and close cannot fail (or, worse, succeed without
@@ -327,8 +328,24 @@ skip:
 	return ret;
 }
 
-void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
-			       int64_t end)
+/*
+ * Wait for f's writeback. With help, while the context's channel for
+ * started writeback has I/O in flight, this thread reaps it itself (its
+ * completion work runs here, in the thread that submitted it, anyway):
+ * otherwise each completion wakes this thread to post it, the
+ * completion thread to end it, and this thread again to go on.
+ */
+static void wb_wait_folio(struct wtio_ctx *ctx, struct wtio_folio *f,
+			  bool help)
+{
+	while (help && wtio_folio_test(f, FOLIO_WRITEBACK))
+		if (wtio_reaper_help(&ctx->wb_reaper, NULL) < 0)
+			break;	/* nothing in flight there */
+	wtio_folio_wait_writeback(f);
+}
+
+static void wait_writeback_range(struct wtio_inode *inode, int64_t start,
+				 int64_t end, bool help)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t first = (uint64_t)start >> ctx->folio_shift;
@@ -366,10 +383,23 @@ void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
 		pthread_mutex_unlock(&inode->wb_list_lock);
 		if (!nr)
 			return;
+		help = help && ctx->wb_reaper.chan;
 		for (i = 0; i < nr; i++) {
-			wtio_folio_wait_writeback(v[i]);
+			wb_wait_folio(ctx, v[i], help);
 			wtio_folio_put(ctx, v[i]);
 		}
 		pthread_mutex_lock(&inode->wb_list_lock);
 	}
+}
+
+void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
+			       int64_t end)
+{
+	wait_writeback_range(inode, start, end, false);
+}
+
+void wtio_wait_writeback_range_reaping(struct wtio_inode *inode,
+				       int64_t start, int64_t end)
+{
+	wait_writeback_range(inode, start, end, true);
 }

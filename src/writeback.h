@@ -34,5 +34,10 @@ void wtio_wb_async_end(struct wtio_wb_ctl *wbc);
 /* Wait for writeback in flight on [start, end). */
 void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
 			       int64_t end);
+/* The same, reaping the context's channel for started writeback in this
+ * thread meanwhile: its completions run here, so only for a caller that
+ * holds no lock (no file lock, no folio lock) while it waits. */
+void wtio_wait_writeback_range_reaping(struct wtio_inode *inode,
+				       int64_t start, int64_t end);
 
 #endif /* WTIO_WRITEBACK_H */
