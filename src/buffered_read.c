@@ -216,8 +216,8 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 				 inode->block_size;
 		bytes += iov[k].iov_len;
 	}
-	got = wtio_read_full(inode, iov, n, (off_t)(index << ctx->folio_shift),
-			bytes);
+	got = wtio_read_folios(inode, iov, n,
+			       (off_t)(index << ctx->folio_shift), bytes);
 	if (got < 0)
 		ret = (int)got;
 	for (k = 0; k < n; k++) {

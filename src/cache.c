@@ -304,7 +304,9 @@ out_unlock:
 	return ok;
 }
 
-/* CLOCK's look at one folio: second chance, then evict if idle. */
+/* CLOCK's look at one folio: second chance, then evict if idle. An
+ * evicted folio is left with the reference taken here, for the caller
+ * to free. */
 static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 {
 	int32_t one = 1;
@@ -326,7 +328,8 @@ static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 	ok = folio_evict_held(ctx, f);
 	if (ok)
 		wtio_stat_add(ctx, evictions, 1);
-	wtio_folio_put(ctx, f);
+	else
+		wtio_folio_put(ctx, f);
 	return ok;
 }
 
@@ -338,10 +341,24 @@ bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio)
 	return true;
 }
 
-/* One CLOCK pass: evict up to want folios, looking at each at most twice. */
+/* Folios one CLOCK pass evicts at most. */
+#define RECLAIM_BATCH 32
+
+/*
+ * One CLOCK pass: evict up to want folios, looking at each at most twice.
+ * They go back to the free list together and in address order (the hand
+ * sweeps the arena upwards), lowest first out: the next run of new
+ * folios, a readahead window or a stream's writes, is consecutive memory
+ * again, one buffer an I/O, instead of the reverse order one at a time
+ * would give.
+ */
 static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 {
+	struct wtio_folio *v[RECLAIM_BATCH];
 	uint64_t got = 0, scanned = 0;
+
+	if (want > RECLAIM_BATCH)
+		want = RECLAIM_BATCH;
 
 	/* Every folio dirty or under writeback (the free list is empty
 	 * here): nothing can be evicted, and sweeping the whole arena, twice,
@@ -358,9 +375,10 @@ static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 		ctx->clock_hand = (ctx->clock_hand + 1) % ctx->nr_folios;
 		scanned++;
 		if (folio_try_evict(ctx, f))
-			got++;
+			v[got++] = f;
 	}
 	pthread_mutex_unlock(&ctx->evict_lock);
+	wtio_folio_put_many(ctx, v, (int)got);
 	return got;
 }
 

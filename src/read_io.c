@@ -104,6 +104,33 @@ ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
 	return res;
 }
 
+int wtio_iov_merge(struct iovec *iov, int n)
+{
+	int i, m = 0;
+
+	for (i = 0; i < n; i++) {
+		if (m && (char *)iov[m - 1].iov_base + iov[m - 1].iov_len ==
+			 iov[i].iov_base) {
+			iov[m - 1].iov_len += iov[i].iov_len;
+			continue;
+		}
+		iov[m++] = iov[i];
+	}
+	return m;
+}
+
+ssize_t wtio_read_folios(struct wtio_inode *inode, struct iovec *iov,
+			 int nr_folios, off_t off, size_t len)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	ssize_t res;
+
+	atomic_fetch_add(&ctx->nr_read_io, nr_folios);
+	res = read_full(inode, iov, wtio_iov_merge(iov, nr_folios), off, len);
+	atomic_fetch_sub(&ctx->nr_read_io, nr_folios);
+	return res;
+}
+
 void wtio_zero_past_eof(struct wtio_inode *inode, struct wtio_folio *folio,
 			uint32_t from, uint32_t to, size_t got)
 {

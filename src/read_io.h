@@ -15,6 +15,15 @@ struct wtio_inode;
  * zero-fills the rest. Returns bytes read or a negative errno. */
 ssize_t wtio_read_full(struct wtio_inode *inode, struct iovec *iov,
 		       int iovcnt, off_t off, size_t len);
+/* The same for one iovec per folio, nr_folios of them, of a contiguous
+ * file range: those whose memory follows each other are merged (in
+ * place) into one buffer, which an io_uring ring reads without pinning
+ * pages when it lies in the registered arena. */
+ssize_t wtio_read_folios(struct wtio_inode *inode, struct iovec *iov,
+			 int nr_folios, off_t off, size_t len);
+/* Merge the iovecs whose memory follows the one before, in place;
+ * returns how many are left. */
+int wtio_iov_merge(struct iovec *iov, int n);
 /* After got bytes came from disk for [from, to) of a folio: zero what
  * the disk did not give and what lies past i_size (cached bytes past
  * i_size are zero). */

@@ -57,7 +57,8 @@ struct ra_io {
 	struct wtio_inode *inode;
 	int n;
 	struct wtio_folio *v[WTIO_IO_MAX_IOVECS];
-	struct iovec iov[WTIO_IO_MAX_IOVECS];
+	uint32_t len[WTIO_IO_MAX_IOVECS];	/* what the I/O reads of each */
+	struct iovec iov[WTIO_IO_MAX_IOVECS];	/* merged where contiguous */
 	uint64_t blocks[WTIO_IO_MAX_IOVECS];
 };
 
@@ -81,7 +82,7 @@ static void ra_end_io(struct wtio_io_req *req, ssize_t res)
 	}
 	for (k = 0; k < ra->n; k++) {
 		struct wtio_folio *f = ra->v[k];
-		size_t len = ra->iov[k].iov_len;
+		size_t len = ra->len[k];
 
 		if (start + len <= got) {
 			wtio_zero_past_eof(inode, f, 0, ctx->folio_size, len);
@@ -134,10 +135,10 @@ static struct ra_io *ra_build(struct wtio_inode *inode, uint64_t index,
 			wtio_folio_set_flag(f, FOLIO_DROPBEHIND);
 		ra->v[n] = f;
 		ra->blocks[n] = wtio_blocks_below(inode, at, isize);
+		ra->len[n] = (uint32_t)(64 - __builtin_clzll(ra->blocks[n])) *
+			     inode->block_size;
 		ra->iov[n].iov_base = f->data;
-		ra->iov[n].iov_len = (uint32_t)(64 -
-				__builtin_clzll(ra->blocks[n])) *
-				inode->block_size;
+		ra->iov[n].iov_len = ra->len[n];
 		n++;
 	}
 	if (!n) {
@@ -149,7 +150,8 @@ static struct ra_io *ra_build(struct wtio_inode *inode, uint64_t index,
 	ra->req = (struct wtio_io_req){
 		.op = WTIO_IO_READ, .fd = inode->fd,
 		.off = (off_t)(index << ctx->folio_shift),
-		.iov = ra->iov, .iovcnt = n, .end_io = ra_end_io,
+		.iov = ra->iov, .iovcnt = wtio_iov_merge(ra->iov, n),
+		.end_io = ra_end_io,
 	};
 	wtio_stat_add(ctx, readahead, (uint64_t)n);
 	wtio_stat_add(ctx, read_ios, 1);
