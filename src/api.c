@@ -233,12 +233,19 @@ WTIO_EXPORT int wtio_sync_range(struct wtio_file *file, off_t off,
 {
 	if (!file_live(file))
 		return -EBADF;
-	if (off < 0 || nbytes < 0 || off > WTIO_MAX_OFFSET ||
-	    nbytes > WTIO_MAX_OFFSET - off)
+	/* The kernel's checks (fs/sync.c): only a negative or overflowing
+	 * range is invalid. No data lies at or past WTIO_MAX_OFFSET, so a
+	 * range starting there is valid and empty, and one reaching past it
+	 * is the range to the end. */
+	if (off < 0 || nbytes < 0 || off > INT64_MAX - nbytes)
 		return -EINVAL;
 	if (flags & ~(WTIO_SYNC_RANGE_WAIT_BEFORE | WTIO_SYNC_RANGE_WRITE |
 		      WTIO_SYNC_RANGE_WAIT_AFTER))
 		return -EINVAL;
+	if (off >= WTIO_MAX_OFFSET)
+		return 0;
+	if (nbytes > WTIO_MAX_OFFSET - off)
+		nbytes = 0;
 	return wtio_sync_file_range(file, off, nbytes, flags);
 }
 

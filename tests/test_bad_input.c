@@ -116,6 +116,16 @@ int main(void)
 	BAD(wtio_sync_range(f, 0, -1, WTIO_SYNC_RANGE_WRITE), -EINVAL);
 	BAD(wtio_sync_range(f, LLONG_MAX, LLONG_MAX, WTIO_SYNC_RANGE_WRITE),
 	    -EINVAL);
+	BAD(wtio_sync_range(f, 1, LLONG_MAX, WTIO_SYNC_RANGE_WRITE), -EINVAL);
+	/* As the kernel: a range that does not overflow is valid, even one
+	 * past any data wtio can hold. */
+	BAD(wtio_sync_range(f, LLONG_MAX, 0, WTIO_SYNC_RANGE_WRITE), 0);
+	BAD(wtio_sync_range(f, LLONG_MAX - 1, 1, WTIO_SYNC_RANGE_WRITE), 0);
+	BAD(wtio_sync_range(f, (off_t)1 << 62, 0, WTIO_SYNC_RANGE_WRITE |
+			    WTIO_SYNC_RANGE_WAIT_AFTER), 0);
+	BAD(wtio_sync_range(f, 0, LLONG_MAX, WTIO_SYNC_RANGE_WAIT_BEFORE |
+			    WTIO_SYNC_RANGE_WRITE | WTIO_SYNC_RANGE_WAIT_AFTER),
+	    0);
 
 	/* iovcnt. */
 	BAD(wtio_pwritev(f, &iov0, -1, 0, 0), -EINVAL);
