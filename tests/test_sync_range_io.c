@@ -101,6 +101,21 @@ static struct wtio_ctx *setup(struct wtio_fault *fault, const char *path,
 	return t_fault_async_ctx(&cfg, fault);
 }
 
+/* Nothing dirty or under writeback, the disk equal to the shadow; then
+ * the handle closed and everything freed. */
+static void check_clean_and_end(struct wtio_ctx *ctx, struct wtio_file *f,
+				struct wtio_fault *fault, const char *path,
+				uint8_t *shadow)
+{
+	CHECK_EQ(stats(ctx).dirty_folios, 0);
+	CHECK_EQ(stats(ctx).writeback_folios, 0);
+	t_check_disk_equals(path, shadow, FLEN);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	wtio_fault_destroy(fault);
+	free(shadow);
+}
+
 /* WRITE of the first half: only its 16 writes go, one I/O each, on the
  * channel; the other half stays dirty. Then the same 16 writes side by
  * side: one I/O. WRITE | WAIT_AFTER: clean and on disk. */
@@ -171,13 +186,7 @@ static void write_range_only(void)
 	n = trace_writes(fault, from, (int64_t)HALF, (int64_t)FLEN, false,
 			 &bytes);
 	CHECK_EQ(n, 16);
-	CHECK_EQ(stats(ctx).dirty_folios, 0);
-	CHECK_EQ(stats(ctx).writeback_folios, 0);
-	t_check_disk_equals(path, shadow, FLEN);
-	CHECK_OK(wtio_close(f));
-	CHECK_OK(wtio_ctx_destroy(ctx));
-	wtio_fault_destroy(fault);
-	free(shadow);
+	check_clean_and_end(ctx, f, fault, path, shadow);
 	printf("  WRITE: the range's writes only, one I/O a run, on the channel\n");
 }
 
@@ -237,13 +246,7 @@ static void wait_before_waits_for_started(void)
 	wtio_fault_release(fault);
 	CHECK(pthread_join(th, NULL) == 0);
 	CHECK_OK(bg.ret);
-	CHECK_EQ(stats(ctx).writeback_folios, 0);
-	CHECK_EQ(stats(ctx).dirty_folios, 0);
-	t_check_disk_equals(path, shadow, FLEN);
-	CHECK_OK(wtio_close(f));
-	CHECK_OK(wtio_ctx_destroy(ctx));
-	wtio_fault_destroy(fault);
-	free(shadow);
+	check_clean_and_end(ctx, f, fault, path, shadow);
 	printf("  WAIT_BEFORE: waits for the range's started writeback only\n");
 }
 
