@@ -20,7 +20,6 @@
 #include "stats.h"
 #include "sync.h"
 #include "ioend.h"
-#include "cache_peek.h"
 
 /* WTIO_DSYNC: write the range, wait for it, then make it durable. seq:
  * the inode's err_seq before the write, to catch a flusher's error. */
@@ -48,15 +47,9 @@ static int write_copy(struct wtio_write *w, const struct iovec *iov,
 		      int iovcnt, bool sparse)
 {
 	struct wtio_iov_iter it;
-	uint32_t shift = w->inode->ctx->folio_shift;
 	ssize_t fit;
 	int ret;
 
-	/* The lookups' cache misses are taken together, while the file
-	 * lock is taken, not one after the other under it. */
-	wtio_folio_prefetch_lookup(w->inode, (uint64_t)w->off >> shift,
-			(((uint64_t)w->off + w->len - 1) >> shift) -
-			((uint64_t)w->off >> shift) + 1);
 	ret = wtio_write_lock(w, false);
 	if (ret)
 		return ret;

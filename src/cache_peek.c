@@ -2,8 +2,7 @@
 /*
  * cache_peek.c - the lookup a lockless cache hit makes: the inode's own
  * slot (inode_slots.h), else a walk of the hash chain, both without a
- * lock and both only a hint that the reader checks (buffered_read.c);
- * and the fetch a write starts of what its locked lookups will read.
+ * lock and both only a hint that the reader checks (buffered_read.c).
  */
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -84,26 +83,4 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
 			return f;
 	}
 	return NULL;
-}
-
-void wtio_folio_prefetch_lookup(struct wtio_inode *inode, uint64_t index,
-				uint64_t nr)
-{
-	struct wtio_ctx *ctx = inode->ctx;
-	struct wtio_index *ix = &ctx->index;
-	uint64_t i;
-
-	if (nr > WTIO_PREFETCH_MAX_FOLIOS)
-		nr = WTIO_PREFETCH_MAX_FOLIOS;
-	/* All of them before any is waited for: the misses overlap. */
-	for (i = 0; i < nr; i++) {
-		uint64_t h = wtio_index_hash(inode, index + i);
-		struct wtio_folio *f = wtio_slots_peek(inode, index + i);
-
-		__builtin_prefetch(&ix->locks[h & ix->lock_mask], 1);
-		__builtin_prefetch(&ix->buckets[h & ix->mask]);
-		/* Only a hint: folios never leave the arena. */
-		if (f)
-			__builtin_prefetch(f, 1);
-	}
 }
