@@ -8,7 +8,9 @@
 # bare, under Debian's nocache(1) (mode "nocache", the tool a user would
 # pick for drop-behind; left out when not installed) and under wtio-run
 # in each mode, one after the other. REPEAT=N runs the whole list N
-# times (alternating, for medians). Prints per
+# times (alternating, for medians). BEFORE=BUILD2 runs every wtio mode
+# with BUILD2's wtio-run too, right before BUILD's ("M before"), for
+# before/after ratios within one run. Prints per
 # run the elapsed seconds of the command, the seconds of the sync that
 # follows (bare cp leaves its data dirty in the kernel's page cache, wtio
 # writes it at close) and, where perf can count them, the io_uring_enter
@@ -23,6 +25,9 @@ modes=${3:-"bare nocache writeback writethrough dontcache"}
 repeat=${REPEAT:-1}
 run=$build/preload/wtio-run
 [ -x "$run" ] || { echo "no $run: build first" >&2; exit 2; }
+before=${BEFORE:-}
+[ -z "$before" ] || [ -x "$before/preload/wtio-run" ] ||
+	{ echo "no $before/preload/wtio-run" >&2; exit 2; }
 [ "$(id -u)" = 0 ] || { echo "needs root (loop device, mount)" >&2; exit 77; }
 
 img=/dev/shm/wtio-cpdd.$$.img
@@ -31,7 +36,7 @@ dev=
 cleanup() {
 	umount "$mnt" 2>/dev/null || true
 	[ -n "$dev" ] && losetup -d "$dev" 2>/dev/null || true
-	rm -f "$img"
+	rm -f "$img" "$mnt.runs"
 	rmdir "$mnt" 2>/dev/null || true
 }
 trap cleanup EXIT
@@ -67,22 +72,46 @@ one() {		# one <label> <cmd...>
 	t2=$(date +%s.%N)
 	cmp -s "$mnt/src" "$mnt/dst" || { echo "$label: copy differs" >&2; exit 1; }
 	printf '%-28s %7.2f s  + sync %5.2f s  %s\n' "$label" \
-		"$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" "$ev"
+		"$(echo "$t1 - $t0" | bc)" "$(echo "$t2 - $t1" | bc)" "$ev" |
+		tee -a "$mnt.runs"
 }
 
 echo "file $size MiB on XFS (loop, direct-io, /dev/shm); $(nproc) CPUs"
 for ((r = 1; r <= repeat; r++)); do
+list=
 for mode in $modes; do
+	case $mode in
+	bare|nocache) list="$list $mode" ;;
+	*) list="$list${before:+ $mode@before} $mode" ;;
+	esac
+done
+for mode in $list; do
+	wr=$run
+	case $mode in
+	*@before) wr=$before/preload/wtio-run; mode=${mode%@before} ;;
+	esac
 	if [ "$mode" = bare ]; then
 		pre=()
 	elif [ "$mode" = nocache ]; then
 		command -v nocache >/dev/null || continue
 		pre=(nocache)
 	else
-		pre=("$run" --mode="$mode" --paths="$mnt" --)
+		pre=("$wr" --mode="$mode" --paths="$mnt" --)
 	fi
-	one "cp $mode" "${pre[@]}" cp --reflink=never "$mnt/src" "$mnt/dst"
-	one "dd bs=1M $mode" "${pre[@]}" dd if="$mnt/src" of="$mnt/dst" bs=1M \
+	label=$mode
+	[ "$wr" = "$run" ] || label="$mode before"
+	one "cp $label" "${pre[@]}" cp --reflink=never "$mnt/src" "$mnt/dst"
+	one "dd bs=1M $label" "${pre[@]}" dd if="$mnt/src" of="$mnt/dst" bs=1M \
 		status=none
 done
 done
+# The summary: per run label, the median [min-max] of command + sync.
+echo "median [min-max] of command + sync, $repeat repeats:"
+awk '{ n = split($0, w, /  +/); t = w[2] + 0; sub(/ s$/, "", w[2]);
+       s = $0; sub(/.*\+ sync +/, "", s); t += s + 0;
+       print w[1] "\t" t }' "$mnt.runs" |
+	sort -t "$(printf '\t')" -k1,1 -k2,2n |
+	awk -F '\t' '{ v[$1] = v[$1] " " $2; c[$1]++ }
+	     END { for (k in v) { n = split(substr(v[k], 2), a, " ");
+		   printf "  %-28s %5.2f [%.2f-%.2f]\n", k, a[int((n + 1) / 2)],
+			  a[1], a[n] } }' | sort
