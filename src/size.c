@@ -10,7 +10,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "size.h"
@@ -42,18 +44,50 @@ static bool size_known_exact(struct wtio_inode *inode, int64_t size)
 	       atomic_load(&inode->tail_guard) == INT64_MAX;
 }
 
+/*
+ * The backing file's size, asking the kernel for the size alone. An
+ * fstat asks for the timestamps too, and on a filesystem with multigrain
+ * timestamps (XFS, tmpfs, ext4 since 6.13) a query of the ctime obliges
+ * the next write to take a fine-grained time and log a timestamp update:
+ * the next io_uring direct write fails its NOWAIT try and goes to an
+ * io-wq worker, and every DSYNC extending write paid one more inode
+ * transaction. Nobody sees the times wtio would read here, so the kernel
+ * need not make the next change visible.
+ */
+int wtio_backing_size(int fd, int64_t *size)
+{
+	struct stat st;
+
+#if defined(SYS_statx) && defined(STATX_SIZE)
+	struct statx stx;
+
+	if (wtio_sys_syscall(SYS_statx, fd, "", AT_EMPTY_PATH, STATX_SIZE,
+			     &stx) == 0 && (stx.stx_mask & STATX_SIZE)) {
+		*size = (int64_t)stx.stx_size;
+		return 0;
+	}
+	/* An old kernel or a seccomp filter refuses statx: fstat works. */
+#endif
+	if (wtio_sys_fstat(fd, &st) < 0)
+		return -errno;
+	*size = (int64_t)st.st_size;
+	return 0;
+}
+
 int wtio_inode_sync_size(struct wtio_inode *inode, bool wait_io)
 {
 	int64_t size = wtio_inode_size(inode);
-	struct stat st;
+	int64_t disk;
+	int ret;
 
-	/* A small file written whole, once, needs no fstat per close. */
+	/* A small file written whole, once, needs no size query per close. */
 	if (size_known_exact(inode, size))
 		return 0;
-	if (wtio_sys_fstat(inode->fd, &st) < 0)
-		return -errno;
+	ret = wtio_backing_size(inode->fd, &disk);
+	if (ret)
+		return ret;
 	atomic_store(&inode->size_ahead, 0);
-	if (st.st_size == size)
+	if (disk == size)
 		return 0;
 	/* A shrink waits out extending direct writes as a growth does: one
 	 * completing after the ftruncate would leave the file longer than
@@ -195,7 +229,7 @@ int wtio_inode_cut_disk(struct wtio_inode *inode, bool wait_io)
 {
 	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
 	int64_t size = wtio_inode_size(inode);
-	struct stat st;
+	int64_t disk;
 	ssize_t res;
 	int ret;
 
@@ -204,9 +238,10 @@ int wtio_inode_cut_disk(struct wtio_inode *inode, bool wait_io)
 	if (atomic_load(&inode->size_ahead) ||
 	    (!wait_io && atomic_load(&inode->nr_dio_extending)))
 		return 0;
-	if (wtio_sys_fstat(inode->fd, &st) < 0)
-		return -errno;
-	if (st.st_size <= size)
+	ret = wtio_backing_size(inode->fd, &disk);
+	if (ret)
+		return ret;
+	if (disk <= size)
 		return 0;
 	ret = wtio_inode_set_disk_size(inode, size, wait_io);
 	if (ret)

@@ -13,6 +13,9 @@
 
 struct wtio_inode;
 
+/* The backing file's size without querying its times (size.c). */
+int wtio_backing_size(int fd, int64_t *size);
+
 /* Make the backing file's size equal i_size. Caller holds i_rwsem.
  * wait_io false: from a completion thread, which must not wait for the
  * I/O it completes (only a size increase would need to). */

@@ -107,7 +107,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 int wtio_dsync_finish(struct wtio_inode *inode, int64_t end, bool in_reaper)
 {
 	struct wtio_io_req req = { .op = WTIO_IO_FDATASYNC, .fd = inode->fd };
-	struct stat st;
+	int64_t disk;
 	ssize_t res;
 	int ret;
 
@@ -118,10 +118,11 @@ int wtio_dsync_finish(struct wtio_inode *inode, int64_t end, bool in_reaper)
 	 * the backing file ends past i_size, or short of this write (a
 	 * truncate raced with it). Aligned appends pay nothing. With the
 	 * opt-in size ahead the backing file is longer on purpose. */
-	if (wtio_sys_fstat(inode->fd, &st) < 0)
-		return -errno;
-	if (st.st_size >= end && (atomic_load(&inode->size_ahead) ||
-				  st.st_size <= wtio_inode_size(inode)))
+	ret = wtio_backing_size(inode->fd, &disk);
+	if (ret)
+		return ret;
+	if (disk >= end && (atomic_load(&inode->size_ahead) ||
+			    disk <= wtio_inode_size(inode)))
 		return 0;
 	/* A completion thread must not block on the file lock: its holder
 	 * may be waiting for a completion only this thread can deliver.
