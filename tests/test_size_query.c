@@ -77,7 +77,7 @@ int main(void)
 
 	if (access("/sys/kernel/tracing/events/timestamp/fill_mg_cmtime",
 		   F_OK))
-		t_skip("no timestamp:fill_mg_cmtime tracepoint (kernel before 6.13 or no tracefs)");
+		t_skip("timestamp:fill_mg_cmtime not visible (not root, no tracefs, or a kernel before 6.13)");
 	snprintf(inst, sizeof(inst), "%s/instances/wtio-size-query.%d", base,
 		 (int)getpid());
 	if (mkdir(inst, 0700))
