@@ -72,6 +72,11 @@ struct wtio_io_req {
 /* Passes RWF_ATOMIC to the kernel with the write: all or nothing on disk.
  * Without it untorn writes (WTIO_ATOMIC) are refused, -EOPNOTSUPP. */
 #define WTIO_IO_CAP_ATOMIC	(1u << 3)
+/* A waited-for fsync/fdatasync of the kernel's file is the same done by
+ * the waiting thread's own system call (io_uring runs IORING_OP_FSYNC in
+ * an io-wq worker, always: a hand-off and two wake-ups per call). A
+ * backend that records or reorders its I/O (the fault backend) has not. */
+#define WTIO_IO_CAP_SYNC_INLINE	(1u << 4)
 
 /* One backend instance: a context's, or a test's. */
 struct wtio_io_backend {

@@ -432,7 +432,8 @@ const struct wtio_io_ops wtio_io_uring_ops = {
 	.version	= WTIO_IO_OPS_VERSION,
 	.name		= "io_uring",
 	.caps		= WTIO_IO_CAP_CHANNELS | WTIO_IO_CAP_ASYNC |
-			  WTIO_IO_CAP_FIXED_BUFS | WTIO_IO_CAP_ATOMIC,
+			  WTIO_IO_CAP_FIXED_BUFS | WTIO_IO_CAP_ATOMIC |
+			  WTIO_IO_CAP_SYNC_INLINE,
 	.setup		= uring_setup,
 	.teardown	= uring_teardown,
 	.submit		= uring_submit,
