@@ -69,6 +69,20 @@ static void tstate_key_create(void)
 		       tstate_atfork_release);
 }
 
+/*
+ * The fork handlers are registered when the library is loaded, ahead of
+ * any other constructor's (priority 101), not at first use: glibc runs
+ * prepare handlers in the reverse order of registration, and one
+ * registered earlier may do I/O (the preload shim writes every served
+ * file back before a fork), which needs tstate_lock for a thread's first
+ * ring. Registered at first use, ours would run first, take tstate_lock,
+ * and that I/O would wait for it forever.
+ */
+__attribute__((constructor(101))) static void tstate_ctor(void)
+{
+	pthread_once(&tstate_once, tstate_key_create);
+}
+
 struct wtio_io_tstate *wtio_io_tstate_find(struct wtio_io_tdom *dom)
 {
 	struct wtio_io_tstate *head, *ts, **pp;
