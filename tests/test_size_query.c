@@ -22,6 +22,7 @@
 #define REC 100
 
 static char inst[256];
+static char path[256];		/* the test file, removed at any exit */
 
 static int put(const char *file, const char *val)
 {
@@ -62,12 +63,14 @@ static void remove_instance(void)
 {
 	put("events/timestamp/fill_mg_cmtime/enable", "0");
 	rmdir(inst);
+	if (path[0])
+		unlink(path);
 }
 
 int main(void)
 {
 	const char *base = "/sys/kernel/tracing";
-	char path[256], filt[64];
+	char filt[64];
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
