@@ -8,21 +8,24 @@
  * so it then used the freed inode (ASan: heap-use-after-free in
  * wtio_dsync_finish).
  *
- * To open that window every time, this program interposes fstat(2) for
- * the library it links statically: in any thread but the main one (the
- * queue's completion thread: the DSYNC size step starts with an fstat of
- * the backing file) it sleeps 20 ms first. The check: when wtio_close
+ * To open that window every time, this program wraps the size query of
+ * the library's system-call table (statx, and fstat where statx is
+ * refused): in any thread but the main one (the queue's completion
+ * thread: the DSYNC size step starts by asking the backing file's size)
+ * it sleeps 20 ms first. The check: when wtio_close
  * returns, every completion of the file's writes has been posted (one
  * still running then may use the file after it is freed), and ASan sees
  * any use after free. Over psync (no completion thread: the control)
  * and io_uring (skipped, with the reason, where it cannot run).
  */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <time.h>
 
 #include "helpers.h"
+#include "sys.h"
 
 #define REC 3000u		/* unaligned: the DSYNC size step has work */
 #define DEPTH 8u
@@ -31,8 +34,10 @@
 static pthread_t main_thread;
 static _Atomic bool slow_fstat;
 static _Atomic unsigned int slowed;
+static long (*real_syscall)(long, ...);
+static int (*real_fstat)(int, struct stat *);
 
-int fstat(int fd, struct stat *st)
+static void maybe_slow(void)
 {
 	if (atomic_load(&slow_fstat) &&
 	    !pthread_equal(pthread_self(), main_thread)) {
@@ -41,7 +46,27 @@ int fstat(int fd, struct stat *st)
 		atomic_fetch_add(&slowed, 1);
 		nanosleep(&ts, NULL);
 	}
-	return (int)syscall(SYS_newfstatat, fd, "", st, AT_EMPTY_PATH);
+}
+
+static long slow_syscall(long n, ...)
+{
+	va_list ap;
+	long a[6];
+	int i;
+
+	va_start(ap, n);
+	for (i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_statx)
+		maybe_slow();
+	return real_syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static int slow_fstat_call(int fd, struct stat *st)
+{
+	maybe_slow();
+	return real_fstat(fd, st);
 }
 
 static int run(uint32_t backend, const char *name, const char *path)
@@ -105,7 +130,14 @@ int main(void)
 	const char *path = t_tmpfile("queue-close");
 	int a, b;
 
+	struct wtio_sys tab = wtio_sys_tab;
+
 	main_thread = pthread_self();
+	real_syscall = tab.syscall;
+	real_fstat = tab.fstat;
+	tab.syscall = slow_syscall;
+	tab.fstat = slow_fstat_call;
+	CHECK_OK(wtio_sys_set(&tab));
 	t_require_odirect();
 	t_watchdog(240, "close with queued writes in flight hung\n");
 	a = run(WTIO_BACKEND_PSYNC, "psync", path);
@@ -113,7 +145,7 @@ int main(void)
 		return a;
 	b = run(WTIO_BACKEND_IO_URING, "io_uring", path);
 	if (b == T_EXIT_PASS) {
-		printf("completion-thread fstat calls delayed: %u\n",
+		printf("completion-thread size queries delayed: %u\n",
 		       atomic_load(&slowed));
 		/* The window was never opened: the test proved nothing. */
 		CHECKF(atomic_load(&slowed) > 0,
