@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "io.h"
-#include "sys.h"
+#include "ops.h"
 
 int wtio_io_req_rest(struct wtio_io_req *req, off_t off,
 		     const struct iovec *iov, int iovcnt, size_t done,
@@ -99,14 +99,8 @@ ssize_t wtio_io_sync(struct wtio_io_backend *be, struct wtio_io_req *req)
 	int ret;
 
 	if ((req->op == WTIO_IO_FSYNC || req->op == WTIO_IO_FDATASYNC) &&
-	    wtio_io_can(be, WTIO_IO_CAP_SYNC_INLINE) && req->fd >= 0) {
-		do {
-			ret = req->op == WTIO_IO_FSYNC ?
-				wtio_sys_fsync(req->fd) :
-				wtio_sys_fdatasync(req->fd);
-		} while (ret < 0 && errno == EINTR);
-		return ret < 0 ? -errno : 0;
-	}
+	    wtio_io_can(be, WTIO_IO_CAP_SYNC_INLINE) && req->fd >= 0)
+		return wtio_psync_do(req);
 	req->end_io = sync_end_io;
 	req->private = &w;
 	ret = wtio_io_submit(be, reqs, 1);
