@@ -90,10 +90,23 @@ static void demote_locked(struct hinode *ino, int reason)
 	       reason_name(reason));
 }
 
+static unsigned int test_delay_us;
+
+void hdemote_test_init(void)
+{
+	const char *v = getenv("WTIO_RUN_TEST_DEMOTE_DELAY_US");
+
+	if (v)
+		test_delay_us = (unsigned int)strtoul(v, NULL, 10);
+	unsetenv("WTIO_RUN_TEST_DEMOTE_DELAY_US");
+}
+
 void hdemote(struct hinode *ino, int reason)
 {
 	if (!hino_begin_busy(ino))
 		return;
+	if (test_delay_us)
+		usleep(test_delay_us);
 	pthread_rwlock_wrlock(&ino->io_lock);
 	demote_locked(ino, reason);
 	pthread_rwlock_unlock(&ino->io_lock);

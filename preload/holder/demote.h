@@ -14,6 +14,11 @@
  * the requests in flight on the file; call it holding none of its locks.
  * Nothing done if the file is no longer served. */
 void hdemote(struct hinode *ino, int reason);
+/* wtio-run's test hook WTIO_RUN_TEST_DEMOTE_DELAY_US (read once at the
+ * holder's start, then unset): a pause between a demotion's claim of the
+ * file and its io_lock, the window tests/shim-shared-lock-race.sh needs
+ * open to show that a second demotion waits for the first. */
+void hdemote_test_init(void);
 /* The lease thread's look (lease.c): demote every file whose lease a
  * break has begun on. */
 void hdemote_broken(void);

@@ -398,6 +398,11 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 	case HOP_DEMOTE:
 		hdemote(o->ino, req->arg[0] >= 0 && req->arg[0] < 4 ?
 			(int)req->arg[0] : HDEMOTE_PROGRAM);
+		/* If another thread's demotion began first, hdemote left it
+		 * to that one, which marks o demoted under io_lock exclusive
+		 * but may not hold it yet: wait for its end, or o looks
+		 * served (two processes' first locks at once got EIO). */
+		hino_wait_not_busy(o->ino);
 		pthread_rwlock_rdlock(&o->ino->io_lock);
 		if (o->demoted)
 			demoted(o, rep, send_fd);

@@ -203,6 +203,7 @@ static void holder(char **argv, int front_fd, int log_fd,
 	}
 	setenv(HOLDER_ENV, name, 1);
 	unsetenv("WTIO_RUN_TEST_PAUSE_START");
+	hdemote_test_init();
 	if (pipe2(go, O_CLOEXEC) < 0)
 		goto failed;
 	child = fork();

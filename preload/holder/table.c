@@ -215,6 +215,14 @@ bool hino_begin_busy(struct hinode *ino)
 	return ok;
 }
 
+void hino_wait_not_busy(struct hinode *ino)
+{
+	pthread_mutex_lock(&tab_lock);
+	while (ino->state == HINO_BUSY)
+		pthread_cond_wait(&tab_cond, &tab_lock);
+	pthread_mutex_unlock(&tab_lock);
+}
+
 void hino_end_busy(struct hinode *ino)
 {
 	pthread_mutex_lock(&tab_lock);

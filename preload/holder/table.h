@@ -102,6 +102,9 @@ int hino_all(struct hinode ***out);
 bool hino_begin_busy(struct hinode *ino);
 /* BUSY -> GONE: out of the table (a later open serves it afresh). */
 void hino_end_busy(struct hinode *ino);
+/* Until ino is not BUSY: a demotion or close another thread began has
+ * ended (ino referenced by the caller). */
+void hino_wait_not_busy(struct hinode *ino);
 
 /* Wait until no inode is being set up, demoted or closed. */
 void hino_wait_settled(void);
