@@ -109,7 +109,10 @@ SHIM_API int ftruncate(int fd, off_t len)
 		atomic_store(&o->times_kept, false);
 		ofd_put(o);
 	}
-	WITH_WF(fd, wtio_ftruncate(wf, len));
+	/* wtio's EBADF for a handle not open for writing is the kernel's
+	 * EINVAL (do_sys_ftruncate) */
+	WITH_WF(fd, ({ int t_ = wtio_ftruncate(wf, len);
+		       t_ == -EBADF ? -EINVAL : t_; }));
 	return real.ftruncate(fd, len);
 }
 

@@ -123,6 +123,11 @@ static void t_stat(const char *d)
 		CHECK(pread(fd, b, 100, 0) == 50);
 	}
 	close(fd);
+	/* not open for writing: the kernel says EINVAL, and nothing moves */
+	fd = open(P(d, "stat"), O_RDONLY);
+	CHECK(fd >= 0);
+	CHECK(ftruncate(fd, 10) == -1 && errno == EINVAL && fsize(fd) == 50);
+	close(fd);
 }
 
 static void t_stdio(const char *d)
