@@ -250,7 +250,8 @@ const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx);
  * path that is not a regular file), -EISDIR for a directory, -ENOENT for
  * an empty path, -ENOMEM, -EOPNOTSUPP for a flag this build does not
  * implement, or when the filesystem refuses O_DIRECT or its direct I/O
- * alignment is larger than the folio size.
+ * alignment is larger than the folio size, -EFBIG for a file already
+ * larger than wtio keeps (wtio_file_max_size: XFS and tmpfs pass 2^62).
  */
 int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	      mode_t mode, unsigned int default_flags,
@@ -323,6 +324,15 @@ int wtio_ftruncate(struct wtio_file *file, off_t length);
 
 /* The file's size as wtio sees it (>= 0), or a negative errno. */
 off_t wtio_file_size(struct wtio_file *file);
+
+/*
+ * The largest size the file may have under wtio (> 0), or a negative
+ * errno: the filesystem's limit for it (s_maxbytes), at most 2^62,
+ * rounded down to wtio's block size. A write at or past it is -EFBIG,
+ * one crossing it is cut short there, ftruncate past it is -EFBIG; a
+ * program that seeks (the shim's lseek) is refused a position past it.
+ */
+off_t wtio_file_max_size(struct wtio_file *file);
 
 /* What wtio found out about a file's filesystem and device. */
 struct wtio_file_info {

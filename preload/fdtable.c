@@ -374,7 +374,8 @@ void shim_adopt(int fd, int oflags)
 	inodes = ino;
 	fd_install(fd, o);
 	pthread_mutex_unlock(&reg_lock);
-	shim_debug("fd %d: %s served by wtio (oflags %#x)", fd, path, oflags);
+	shim_debug("fd %d: %s served by wtio (oflags %#x, largest size %lld)",
+		   fd, path, oflags, (long long)wtio_file_max_size(wf));
 	/* A break that came before the registration found nothing to
 	 * demote: look now. The lease thread's own test, made here: while a
 	 * break is pending F_GETLEASE no longer says F_WRLCK, and a break

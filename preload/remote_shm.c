@@ -133,7 +133,7 @@ int remote_seek_local(int fd, off_t off, int whence, off_t *res)
 		return 1;
 	}
 	/* past the end of the file: the filesystem's limit may refuse it,
-	 * which the holder asks the kernel (shim_rw.h, shim_seek_limit) */
+	 * which the holder knows (shim_rw.h, shim_seek_limit) */
 	if (r > HOLDER_SHM_POS_MAX ||
 	    (r > (whence == SEEK_END ? base : local_size(&l)) &&
 	     !(whence == SEEK_CUR && off == 0)))

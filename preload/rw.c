@@ -279,8 +279,8 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 	size = wtio_file_size(o->wf);
 	r = shim_seek_to(o->pos, size, off, whence);
 	if (r >= 0)
-		r = shim_seek_limit(r, size, off, whence, o->realfd,
-				    real.lseek);
+		r = shim_seek_limit(r, off, whence,
+				    wtio_file_max_size(o->wf));
 	if (r >= 0)
 		o->pos = r;
 	pthread_rwlock_unlock(&o->io_lock);

@@ -47,7 +47,7 @@ static inline int shim_rwf_map(int rwf, bool write, unsigned int *wflags,
 /* The position lseek(off, whence) gives from pos in a file of size, or
  * -errno. No hole is reported but the one at the end of the file. A sum
  * past the largest off_t is -EINVAL, as the kernel's (it wraps, negative).
- * The filesystem's own limit is shim_seek_limit's. */
+ * The file's largest size is shim_seek_limit's. */
 static inline off_t shim_seek_to(off_t pos, off_t size, off_t off, int whence)
 {
 	off_t r;
@@ -81,25 +81,34 @@ static inline off_t shim_seek_to(off_t pos, off_t size, off_t off, int whence)
 }
 
 /*
- * shim_seek_to's result r, checked against the filesystem's largest file
- * size for the file (s_maxbytes; ext4 gives files without extents a
- * smaller one; XFS and tmpfs take any off_t): the kernel refuses a
- * position past it with EINVAL. Only the kernel knows it exactly, so a
- * position past the end of the file (a file is never larger than its
- * limit) is asked of it, on kfd: a descriptor of the served description,
- * whose kernel position nothing uses while it is served (the shim puts
- * its own there before anything else could see it). SEEK_CUR by 0 is
- * never checked, as in the kernel. klseek: the real lseek. r, or -errno.
+ * shim_seek_to's result r, checked against the file's largest size under
+ * wtio (max: wtio_file_max_size, the filesystem's s_maxbytes for the file
+ * capped at 2^62 and rounded down to wtio's block): the kernel refuses a
+ * position past s_maxbytes with EINVAL (vfs_setpos), and a served file
+ * answers the same at wtio's limit, the one its writes (-EFBIG at it, cut
+ * short across it), ftruncate and fallocate (-EFBIG past it) keep. That
+ * limit is never above the kernel's (it is probed from it at open), so
+ * no position the kernel refuses gets through. SEEK_CUR by 0 is never
+ * checked, as in the kernel. r, or -errno.
  */
-static inline off_t shim_seek_limit(off_t r, off_t size, off_t off,
-				    int whence, int kfd,
-				    off_t (*klseek)(int, off_t, int))
+static inline off_t shim_seek_limit(off_t r, off_t off, int whence, off_t max)
 {
-	if (r <= size || (whence == SEEK_CUR && off == 0))
+	if (whence == SEEK_CUR && off == 0)
 		return r;
-	if (klseek(kfd, r, SEEK_SET) == r)
-		return r;
-	return errno > 0 ? -errno : -EINVAL;
+	if (max < 0)
+		return max;
+	return r > max ? -EINVAL : r;
+}
+
+/* fallocate's size check at wtio's limit max, as vfs_fallocate makes it
+ * at s_maxbytes: a range ending past it is -EFBIG (whatever the mode).
+ * The kernel's own earlier checks (off < 0 or len <= 0: -EINVAL) are
+ * left to it. 0, or -EFBIG. */
+static inline int shim_falloc_limit(off_t off, off_t len, off_t max)
+{
+	if (off < 0 || len <= 0 || max < 0)
+		return 0;
+	return len > max - off ? -EFBIG : 0;
 }
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "shim_rw.h"
 
 /* Shared mode: the request for a descriptor the holder serves; returns
  * from the caller unless fd is the kernel's (now). */
@@ -162,6 +163,24 @@ static int around_fd(int fd, struct real_call *c, long *ret)
 	return 1;
 }
 
+/* fallocate's -EFBIG at wtio's limit for a served fd (shim_falloc_limit);
+ * a read-only description is left to the kernel's EBADF. 0 otherwise. */
+static int falloc_limit(int fd, off_t off, off_t len)
+{
+	struct shim_ofd *o;
+	int r = 0;
+
+	shim_resolve();
+	if (!(o = fd_get(fd)))
+		return 0;
+	pthread_rwlock_rdlock(&o->io_lock);
+	if (o->wf && (o->oflags & O_ACCMODE) != O_RDONLY)
+		r = shim_falloc_limit(off, len, wtio_file_max_size(o->wf));
+	pthread_rwlock_unlock(&o->io_lock);
+	ofd_put(o);
+	return r;
+}
+
 /* A truncate by path breaks the write lease of a process serving the file,
  * this one included: its lease thread writes the file back and passes it
  * through before the kernel truncates (lease.c). Nothing to do here, and
@@ -180,8 +199,13 @@ SHIM_API int fallocate(int fd, int mode, off_t off, off_t len)
 	struct real_call c = { .kind = RC_FALLOCATE, .fd = fd, .mode = mode,
 			       .a = off, .b = len };
 	long r;
+	int e;
 
 	REMOTE_OP(fd, HOP_FALLOCATE, mode, off, len);
+	if ((e = falloc_limit(fd, off, len))) {
+		errno = -e;
+		return -1;
+	}
 	if (!around_fd(fd, &c, &r))
 		return real.fallocate(fd, mode, off, len);
 	if (r < 0)
@@ -204,6 +228,8 @@ SHIM_API int posix_fallocate(int fd, off_t off, off_t len)
 	rr = remote_fd_op(fd, HOP_FALLOCATE, 0, off, len, &res, NULL);
 	if (rr)
 		return rr < 0 ? -rr : (res < 0 ? (int)-res : 0);
+	if ((rr = falloc_limit(fd, off, len)))
+		return -rr;
 	if (!around_fd(fd, &c, &r))
 		return real.posix_fallocate(fd, off, len);
 	return r < 0 ? c.err : 0;

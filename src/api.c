@@ -263,6 +263,13 @@ WTIO_EXPORT off_t wtio_file_size(struct wtio_file *file)
 	return wtio_inode_size(file->inode);
 }
 
+WTIO_EXPORT off_t wtio_file_max_size(struct wtio_file *file)
+{
+	if (!file_live(file))
+		return -EBADF;
+	return file->inode->max_bytes;
+}
+
 WTIO_EXPORT int wtio_file_info(struct wtio_file *file,
 			       struct wtio_file_info *info)
 {

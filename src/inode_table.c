@@ -117,6 +117,14 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 	 * limit could never be written back, so the limit wtio enforces is
 	 * the last whole block below it. */
 	inode->max_bytes &= ~(int64_t)(inode->block_size - 1);
+	/* A file already past that limit (XFS and tmpfs allow up to 2^63 - 1)
+	 * is not taken: its end could be neither written nor sought to under
+	 * the one limit wtio keeps (wtio_file_max_size). */
+	if (st->size > inode->max_bytes) {
+		free(inode);
+		errno = EFBIG;
+		return NULL;
+	}
 	if (st->size == 0)
 		wtio_reserve_init_empty(inode);
 	wtio_inode_rwsem_init(inode);
@@ -262,7 +270,8 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 	pthread_mutex_unlock(&ctx->inodes_lock);
 	fresh = inode_new(ctx, fd, &st, writable);
 	if (!fresh) {
-		/* -ENOMEM, or -EOPNOTSUPP: no usable geometry. */
+		/* -ENOMEM, -EOPNOTSUPP (no usable geometry), or -EFBIG
+		 * (the file is past wtio's largest size). */
 		int err = -errno;
 
 		wtio_sys_close(fd);

@@ -222,8 +222,8 @@ static void do_lseek(struct hofd *o, const struct holder_req *req,
 	o->pos = hshm_take_pos(o, o->pos);
 	r = shim_seek_to(o->pos, size, off, (int)req->arg[1]);
 	if (r >= 0)
-		r = shim_seek_limit(r, size, off, (int)req->arg[1],
-				    o->ino->fd, lseek);
+		r = shim_seek_limit(r, off, (int)req->arg[1],
+				    wtio_file_max_size(o->ino->wf));
 	HSTAT_INC(seeks);
 	if (r >= 0)
 		o->pos = r;
@@ -252,6 +252,15 @@ static void do_fallocate(struct hofd *o, const struct holder_req *req,
 
 	if ((atomic_load(&o->oflags) & O_ACCMODE) == O_RDONLY) {
 		rep->status = -EBADF;
+		return;
+	}
+	/* wtio's limit, as the shim's own fallocate keeps it (shim_rw.h) */
+	pthread_rwlock_rdlock(&o->ino->io_lock);
+	r = o->demoted || !o->ino->wf ? 0 :
+	    shim_falloc_limit(a.off, a.len, wtio_file_max_size(o->ino->wf));
+	pthread_rwlock_unlock(&o->ino->io_lock);
+	if (r) {
+		rep->status = r;
 		return;
 	}
 	r = hino_around(o->ino, falloc_fn, &a);
