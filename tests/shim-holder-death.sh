@@ -5,7 +5,10 @@
 # and how much (from the record the holder kept in memory shared with
 # wtio-run), and exits 125 when something was lost; when everything had
 # been written back it says nothing was lost and returns the program's
-# status. With the program's first process gone before the holder (a
+# status; every served file is set to the size the program was last told
+# (write-through leaves it up to a block longer until a sync or close),
+# or, where a process of the program still has it open, that is said and
+# the status is 125. With the program's first process gone before the holder (a
 # process left behind), a watchdog says it in --log's file. Killed before
 # it started the program: the program did not run, said, exit 125.
 . "$(dirname "$0")/shim-lib.sh"
@@ -72,6 +75,64 @@ grep -q "nothing was lost" "$ERR" ||
 	fail "writethrough: the report does not say nothing was lost: $(cat "$ERR")"
 [ "$RC" = 137 ] || fail "writethrough: exit status $RC, want the program's 137"
 echo "ok: writethrough: nothing lost, the program's status"
+
+# Sizes: the holder writes whole blocks and makes a size exact at a sync
+# or the last close, so at its death a write-through file was up to a
+# block longer than the program was told (zeros past its last write),
+# and "nothing was lost" was said of it. wtio-run now sets each file to
+# the size the program was last told, once the program has let go.
+cat >"$SHIM_TMP/sizes.py" <<'PYEOF'
+import os, signal, sys, time
+d, hold = sys.argv[1], sys.argv[2] == "hold"
+def f(name):
+    return os.open(os.path.join(d, name), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+a = f("a"); os.write(a, b"0123456789")
+b = f("b"); os.write(b, b"x" * 10000); os.fsync(b); os.write(b, b"y" * 10)
+c = f("c"); os.write(c, b"z" * 10); os.fsync(c); os.ftruncate(c, 50000)
+sizes = [os.fstat(x).st_size for x in (a, b, c)]
+assert sizes == [10, 10010, 50000], sizes
+if hold and os.fork() == 0:     # a process of the program keeps them open
+    time.sleep(3)
+    os._exit(0)
+os.kill(int(os.environ["WTIO_HOLDER"].split("-")[2]), signal.SIGKILL)
+time.sleep(0.3)
+PYEOF
+check_sizes() {	# LABEL
+	"$PY" -c '
+import os, sys
+d = sys.argv[1]
+want = {"a": b"0123456789", "b": b"x" * 10000 + b"y" * 10, "c": b"z" * 10 + bytes(49990)}
+bad = [n for n, v in want.items() if open(os.path.join(d, n), "rb").read() != v]
+sys.exit("files not as the program was told: %s (sizes %s)" % (bad, [os.stat(os.path.join(d, n)).st_size for n in "abc"]) if bad else 0)' "$SERVED" ||
+		fail "$1: $(cat "$ERR")"
+}
+PY=$(command -v python3 || true)
+if [ -n "$PY" ]; then
+	for mode in writethrough writethrough-noserial; do
+		rm -f "$SERVED"/*
+		srun "$mode" "$STATS" -- "$PY" "$SHIM_TMP/sizes.py" "$SERVED" go 2>"$ERR"
+		rc=$?
+		[ $rc = 0 ] || fail "$mode sizes: exit status $rc, want the program's 0: $(cat "$ERR")"
+		grep -q "nothing was lost" "$ERR" ||
+			fail "$mode sizes: the report does not say nothing was lost: $(cat "$ERR")"
+		grep -q "$SERVED/a: size set to 10 bytes" "$ERR" ||
+			fail "$mode sizes: the size set back is not said: $(cat "$ERR")"
+		check_sizes "$mode sizes"
+		echo "ok: $mode: the holder killed after unsynced extending writes and an extension: every size as the program was told, said, exit 0"
+	done
+	# a process of the program still holds the files open: the size
+	# cannot be set (the holder's lease lives on in its descriptors)
+	rm -f "$SERVED"/*
+	srun writethrough "$STATS" -- "$PY" "$SHIM_TMP/sizes.py" "$SERVED" hold 2>"$ERR"
+	rc=$?
+	[ $rc = 125 ] || fail "held sizes: exit status $rc, want 125 (a size left wrong): $(cat "$ERR")"
+	grep -q "size not exact: $SERVED/a: the program was told 10 bytes" "$ERR" ||
+		fail "held sizes: the wrong size is not said: $(cat "$ERR")"
+	grep -q "nothing was lost" "$ERR" &&
+		fail "held sizes: 'nothing was lost' said of a file left too long: $(cat "$ERR")"
+	echo "ok: writethrough, the files still open in a process left behind: the sizes it could not set said, exit 125"
+	sleep 3
+fi
 
 # A process left behind: wtio-run has returned; its watchdog says it.
 rm -f "$READY" "$SERVED/data"

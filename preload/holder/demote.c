@@ -23,6 +23,7 @@
 #include "demote.h"
 #include "lease.h"
 #include "log.h"
+#include "record.h"
 #include "shm.h"
 
 static const char *reason_name(int reason)
@@ -72,6 +73,8 @@ static void demote_locked(struct hinode *ino, int reason)
 	/* positions clients set go into the OFDs first */
 	hshm_close_ino(ino);
 	hino_close_wtio(ino);
+	/* written back with its exact size: the kernel's from now on */
+	hrec_size(ino->rec, -1);
 	if (ino->fd >= 0) {
 		/* a client's descriptor is a dup of it until it switches */
 		fl = fcntl(ino->fd, F_GETFL);

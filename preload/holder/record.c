@@ -64,7 +64,7 @@ static struct hrec_slot *slot_of(int s)
 	return s == HREC_OTHER ? &rec->other : &rec->slot[s];
 }
 
-int hrec_add(const char *path)
+int hrec_add(const char *path, uint64_t dev, uint64_t ino)
 {
 	int s;
 
@@ -81,6 +81,9 @@ int hrec_add(const char *path)
 	} else {
 		atomic_store(&rec->slot[s].written, 0);
 		atomic_store(&rec->slot[s].clean, 0);
+		atomic_store(&rec->slot[s].size, -1);
+		rec->slot[s].dev = dev;
+		rec->slot[s].ino = ino;
 		snprintf(rec->slot[s].path, HREC_PATH, "%s", path);
 		atomic_store_explicit(&rec->slot[s].used, 1,
 				      memory_order_release);
@@ -117,6 +120,14 @@ void hrec_wrote(int s, uint64_t n, unsigned int flags)
 		return;
 	atomic_fetch_add(&sl->written, n);
 	atomic_fetch_add(&counted, 1);
+}
+
+void hrec_size(int s, int64_t size)
+{
+	struct hrec_slot *sl = slot_of(s);
+
+	if (sl && s != HREC_OTHER)
+		atomic_store(&sl->size, size < 0 ? -1 : size);
 }
 
 uint64_t hrec_snap(int s)

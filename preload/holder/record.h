@@ -22,10 +22,16 @@ enum { HREC_RUNNING = 0, HREC_ENDED };
  * that found nothing dirty in the cache, has covered (clean). What its
  * death would lose is at most written - clean (a byte written twice
  * counts twice). */
+/* size: the file's size as the program was last answered it (-1: not
+ * known, or the kernel's own since a demotion), with the file's identity,
+ * so that wtio-run can set the size back where the holder's whole-block
+ * writes had left it longer, or had not yet made an extension. */
 struct hrec_slot {
 	_Atomic uint32_t used;
 	uint32_t pad;
 	_Atomic uint64_t written, clean;
+	_Atomic int64_t size;
+	uint64_t dev, ino;
 	char path[HREC_PATH];
 };
 
@@ -56,7 +62,10 @@ void hrec_use(struct hrec *r);
 /* Start the thread that notes files seen clean. 0 or -errno. */
 int hrec_start(void);
 /* A newly served file: its slot (-1: none left, counted apart). */
-int hrec_add(const char *path);
+int hrec_add(const char *path, uint64_t dev, uint64_t ino);
+/* The size the program is answered from now on (before the answer), or
+ * -1: the kernel's (a demotion). */
+void hrec_size(int slot, int64_t size);
 /* The file's last close (its data written back, or its loss said). */
 void hrec_drop(int slot);
 /* A write of n bytes acknowledged to the program with flags (wtio's,

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +45,54 @@ static void say(const char *fmt, ...)
 		}
 }
 
+/*
+ * The holder writes whole blocks and makes a file's size exact at its
+ * sync or last close: at its death a file can be up to a block longer
+ * than the program was told (zeros past its last write), or an extension
+ * (ftruncate up) may not have reached the disk yet. Set the size to what
+ * the program was last answered, if the path still names that file.
+ * Growing is done only where nothing of the file was lost (the gap is
+ * then the program's own zeros). false if the size is wrong and stays so.
+ */
+static bool size_set_back(struct hrec_slot *s, bool lost)
+{
+	int64_t want = atomic_load(&s->size);
+	struct stat st;
+	bool ok = true;
+	int fd;
+
+	if (want < 0)
+		return true;
+	fd = open(s->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		  O_CLOEXEC);
+	if (fd < 0 && errno == EWOULDBLOCK) {
+		/* the holder's lease, on the description its clients still
+		 * have open: a process of the program is left */
+		say("size not exact: %s: the program was told %lld bytes; a process of the program still has it open, so it is left as it is",
+		    s->path, (long long)want);
+		return false;
+	}
+	if (fd < 0)	/* gone, or renamed: not the file any more */
+		return true;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino ||
+	    st.st_size == want || (st.st_size < want && lost)) {
+		close(fd);
+		return true;
+	}
+	if (ftruncate(fd, want) == 0) {
+		say("%s: size set to %lld bytes, as the program was last told (it was %lld: the holder's whole-block writes and its exact size at sync or close)",
+		    s->path, (long long)want, (long long)st.st_size);
+	} else {
+		say("size not exact: %s: %lld bytes on disk where the program was told %lld: %s",
+		    s->path, (long long)st.st_size, (long long)want,
+		    strerror(errno));
+		ok = false;
+	}
+	close(fd);
+	return ok;
+}
+
 void hreport_early(int log_fd, pid_t holder, int wstatus)
 {
 	out_fds[1] = log_fd;
@@ -55,10 +104,11 @@ void hreport_early(int log_fd, pid_t holder, int wstatus)
 		    (int)holder, HOLDER_LOST_STATUS);
 }
 
-bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus)
+bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus,
+		  int (*settle)(void), int *settled)
 {
 	uint64_t total = 0, other;
-	int i, files = 0;
+	int i, files = 0, wrong = 0;
 
 	out_fds[1] = log_fd;
 	if (wstatus >= 0 && WIFSIGNALED(wstatus))
@@ -77,14 +127,26 @@ bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus)
 
 		if (!atomic_load_explicit(&s->used, memory_order_acquire))
 			continue;
+		s->path[HREC_PATH - 1] = 0;
 		n = hrec_unwritten(s);
 		if (!n)
 			continue;
-		s->path[HREC_PATH - 1] = 0;
 		say("not written back, lost: %s: at most %llu bytes", s->path,
 		    (unsigned long long)n);
 		total += n;
 		files++;
+	}
+	/* the sizes once the program's processes have let go of the files
+	 * (their descriptors keep the holder's lease) */
+	if (settle)
+		*settled = settle();
+	for (i = 0; i < HREC_SLOTS; i++) {
+		struct hrec_slot *s = &r->slot[i];
+
+		if (atomic_load_explicit(&s->used, memory_order_acquire) &&
+		    !size_set_back(s, hrec_unwritten(s) != 0) &&
+		    !hrec_unwritten(s))
+			wrong++;
 	}
 	other = hrec_unwritten(&r->other);
 	if (other) {
@@ -94,13 +156,18 @@ bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus)
 		total += other;
 		files++;
 	}
-	if (!total) {
+	if (!total && !wrong) {
 		say("nothing was lost: every write acknowledged to the program had been written back");
 		return false;
 	}
-	say("lost: at most %llu bytes in %d file%s; exit status %d",
-	    (unsigned long long)total, files, files == 1 ? "" : "s",
-	    HOLDER_LOST_STATUS);
+	if (!total)
+		say("%d file%s left with a size the program was not told; exit status %d",
+		    wrong, wrong == 1 ? "" : "s", HOLDER_LOST_STATUS);
+	else
+		say("lost: at most %llu bytes in %d file%s%s; exit status %d",
+		    (unsigned long long)total, files, files == 1 ? "" : "s",
+		    wrong ? ", and sizes not exact (above)" : "",
+		    HOLDER_LOST_STATUS);
 	return true;
 }
 
@@ -135,6 +202,6 @@ void hreport_watch(struct hrec *r, int pidfd, int log_fd, pid_t holder)
 		;
 	hshm_mark_dead();
 	if (atomic_load(&r->state) != HREC_ENDED)
-		hreport_lost(r, -1, holder, -1);
+		hreport_lost(r, -1, holder, -1, NULL, NULL);
 	_exit(0);
 }

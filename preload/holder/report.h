@@ -16,8 +16,13 @@ struct hrec;
 
 /* Say (stderr, and log_fd if >= 0) that the holder died (wstatus: its
  * wait status, -1 unknown) and which files had data it had not written
- * back, and how much. true if something was (or may have been) lost. */
-bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus);
+ * back, and how much; then, after settle() (if not NULL: the wait for the
+ * program, its status in *settled), set each served file's size to the
+ * one the program was last told (the holder's whole-block writes leave
+ * it longer until a sync or close). true if something was (or may have
+ * been) lost, or a size is left wrong. */
+bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus,
+		  int (*settle)(void), int *settled);
 /* The holder died (wstatus as above) before it started the program:
  * say that the program did not run. */
 void hreport_early(int log_fd, pid_t holder, int wstatus);

@@ -359,8 +359,9 @@ static int holder_died(pid_t h, struct hrec *rec, int log_fd, bool started)
 			orphan_wait();
 		return HOLDER_LOST_STATUS;
 	}
-	lost = hreport_lost(rec, log_fd, h, hst);
-	st = program_pid > 0 ? orphan_wait() : -1;
+	st = -1;
+	lost = hreport_lost(rec, log_fd, h, hst,
+			    program_pid > 0 ? orphan_wait : NULL, &st);
 	if (lost)
 		return HOLDER_LOST_STATUS;
 	return st < 0 ? 1 : die_like(st);

@@ -306,7 +306,7 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 		goto fail;
 	}
 	ino->fd = fd;
-	ino->rec = hrec_add(ino->path);
+	ino->rec = hrec_add(ino->path, (uint64_t)ino->dev, (uint64_t)ino->ino);
 	ino->block_size = wtio_file_info(ino->wf, &info) == 0 ?
 			  info.block_size : 4096;
 	if ((flags & O_TRUNC) && !created) {

@@ -15,6 +15,7 @@
 
 #include "holder_proto.h"
 #include "log.h"
+#include "record.h"
 #include "shm.h"
 #include "table.h"
 
@@ -157,13 +158,18 @@ void hshm_publish(struct hinode *ino)
 	pthread_mutex_t *l;
 	off_t size;
 
-	if (!shm || ino->shm_slot < 0 || ino->shm_closed)
+	if (!shm || ino->shm_slot < 0 || ino->shm_closed) {
+		/* the record's size, which wtio-run sets the file to if the
+		 * holder dies (record.h) */
+		hrec_size(ino->rec, ino->wf ? wtio_file_size(ino->wf) : -1);
 		return;
+	}
 	l = &pub_lock[ino->shm_slot % PUB_LOCKS];
 	pthread_mutex_lock(l);
 	size = ino->wf ? wtio_file_size(ino->wf) : -1;
 	if (!ino->shm_closed)
 		atomic_store(&shm->size[ino->shm_slot], size < 0 ? -1 : size);
+	hrec_size(ino->rec, size);
 	pthread_mutex_unlock(l);
 }
 
