@@ -270,11 +270,18 @@ int main(int argc, char **argv)
 	old = getenv("LD_PRELOAD");
 	if (old && *old) {
 		ld = malloc(strlen(preload) + strlen(old) + 2);
-		sprintf(ld, "%s:%s", preload, old);
+		if (ld)
+			sprintf(ld, "%s:%s", preload, old);
 	} else {
 		ld = strdup(preload);
 	}
-	setenv("LD_PRELOAD", ld, 1);
+	/* setenv copies it: the string is ours to free (a --shared run
+	 * returns here, and ASan's leak check ran over it at exit) */
+	if (!ld || setenv("LD_PRELOAD", ld, 1) < 0) {
+		free(ld);
+		return bad("LD_PRELOAD: %s%s", strerror(ENOMEM), "");
+	}
+	free(ld);
 	if (shared)
 		return holder_run(&argv[i], log_fd);
 	/* per-process caches, even inside a program run with --shared */

@@ -75,6 +75,33 @@ shared "$T" -- /nonexistent/program 2>/dev/null
 "$WTIO_RUN" --shared --log= -- true 2>/dev/null
 [ $? = 2 ] || fail "--log= accepted"
 
+# wtio-run itself leaks nothing (the LD_PRELOAD string it built was left
+# at a --shared run's exit): in a sanitizer build LeakSanitizer looks at
+# its exit, with and without an LD_PRELOAD of the caller's, and when the
+# program is missing.
+case "${B_SANITIZE:-none}" in
+*address*)
+	for how in shared shared-ld missing; do
+		case $how in
+		shared) cmd=(shared "$T" -- true) ;;
+		shared-ld) cmd=(env LD_PRELOAD="$NOP" "$WTIO_RUN" --shared \
+				--preload="$NOP" --paths="$T" -- true) ;;
+		missing) cmd=("$WTIO_RUN" --preload="$NOP" --paths="$T" -- \
+			      /nonexistent/program) ;;
+		esac
+		ASAN_OPTIONS=verify_asan_link_order=0:detect_leaks=1 \
+			"${cmd[@]}" >"$T/leak.out" 2>&1
+		rc=$?
+		if grep -q "LeakSanitizer" "$T/leak.out"; then
+			fail "wtio-run ($how) leaks: $(grep -A4 'leak of' "$T/leak.out" | head -8)"
+		fi
+		[ $rc = 0 ] || [ $how = missing ] ||
+			fail "wtio-run ($how) under the leak check: exit $rc: $(tail -3 "$T/leak.out")"
+	done
+	echo "ok: wtio-run leaks nothing (LeakSanitizer)"
+	;;
+esac
+
 # Signals to wtio-run's pid reach the program: kill(2)'s are passed on,
 # and a SIGKILL of wtio-run kills the program (as without --shared, where
 # wtio-run execs it).
