@@ -18,7 +18,8 @@
  *                    every served file is the holder's (remote_ops.c)
  *   WTIO_DEBUG       1: one line on stderr per decision
  *   WTIO_STATS       FILE: a line of the context's I/O counters appended
- *                    to FILE at exit
+ *                    to FILE at exit; "1" or "stderr": written to the
+ *                    stderr the process started with; "0": none
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +27,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -130,6 +132,37 @@ static bool add_path(const char *p)
 	return true;
 }
 
+/* WTIO_STATS's destination when it is stderr: a dup of the descriptor
+ * the process started with, taken now (cp and dd close their stderr
+ * before exit handlers run), and its identity, so that the line never
+ * lands in a file the program later got at that number. */
+static int stats_fd = -1;
+static struct stat stats_st;
+
+/*
+ * WTIO_STATS: "1" or "stderr" (a file of that name: "./1") is stderr,
+ * "0" or empty is none, any other value a file. A user setting it to 1,
+ * as the other switches, got a file named "1" in whatever directory the
+ * program was in at exit.
+ */
+static void stats_init(const char *v)
+{
+	shim_cfg.stats = NULL;
+	if (!v || !*v || !strcmp(v, "0"))
+		return;
+	if (strcmp(v, "1") && strcmp(v, "stderr")) {
+		shim_cfg.stats = v;
+		return;
+	}
+	stats_fd = real.fcntl ? shim_dupfd_own(2) : -1;
+	if (stats_fd >= 0 && real.fstat(stats_fd, &stats_st) < 0) {
+		real.close(stats_fd);
+		stats_fd = -1;
+	}
+	if (stats_fd >= 0)
+		shim_cfg.stats = v;
+}
+
 static void init(void)
 {
 	const char *mode = getenv("WTIO_MODE");
@@ -137,7 +170,7 @@ static void init(void)
 
 	shim_resolve();
 	shim_cfg.debug = (v = getenv("WTIO_DEBUG")) && *v == '1';
-	shim_cfg.stats = (v = getenv("WTIO_STATS")) && *v ? v : NULL;
+	stats_init(getenv("WTIO_STATS"));
 	shim_cfg.disabled = (v = getenv("WTIO_DISABLE")) && *v == '1';
 	if (!mode || !*mode || !strcmp(mode, "writeback"))
 		shim_cfg.default_flags = 0;
@@ -266,8 +299,8 @@ struct wtio_ctx *shim_ctx(void)
 
 /* WTIO_STATS=FILE, at exit once every file is closed (written back):
  * what the process's cache did, so that a program's I/Os can be counted
- * (their number and mean size) without tracing the kernel. A file, not
- * stderr: cp and dd close their stderr before exit handlers run. */
+ * (their number and mean size) without tracing the kernel. To a file, or
+ * to the stderr the process started with (stats_init). */
 void shim_stats_report(void)
 {
 	static atomic_bool said;
@@ -296,6 +329,16 @@ void shim_stats_report(void)
 		     (unsigned long long)st.cached_folios);
 	if (n <= 0 || !real.open || !real.write)
 		return;
+	if (stats_fd >= 0) {
+		struct stat now;
+
+		if (real.fstat(stats_fd, &now) == 0 &&
+		    now.st_dev == stats_st.st_dev &&
+		    now.st_ino == stats_st.st_ino)
+			real.write(stats_fd, buf, (size_t)n < sizeof(buf) ?
+				   (size_t)n : sizeof(buf) - 1);
+		return;
+	}
 	fd = real.open(shim_cfg.stats, O_WRONLY | O_CREAT | O_APPEND |
 		       O_CLOEXEC, 0644);
 	if (fd < 0)

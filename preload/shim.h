@@ -125,7 +125,7 @@ struct shim_config {
 	size_t *path_lens;
 	int nr_paths;
 	bool debug;
-	const char *stats;		/* WTIO_STATS=FILE: counters at exit */
+	const char *stats;		/* WTIO_STATS: counters at exit */
 	bool disabled;			/* WTIO_DISABLE=1 or bad config */
 };
 extern struct shim_config shim_cfg;

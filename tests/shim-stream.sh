@@ -66,4 +66,29 @@ for mode in $MODES; do
 	check cp "$mode" "$SHIM_TMP/cp.st" "$rmax" "$wmax"
 done
 echo "ok: streams in large I/Os in every mode"
+
+# WTIO_STATS=1 and =stderr: the line goes to the stderr the process
+# started with, even from cp, which closes its stderr before the exit
+# handlers run; no file named "1" or "stderr" is made. WTIO_STATS=0: no
+# line, no file "0". (Run in a directory of their own, the one a file of
+# that name would land in.)
+mkdir -p "$SHIM_TMP/cwd"
+for v in 1 stderr 0; do
+	rm -f "$SERVED/dst" "$SHIM_TMP/cwd"/*
+	(cd "$SHIM_TMP/cwd" && WTIO_STATS=$v run writeback -- cp \
+		--reflink=never "$SERVED/src" "$SERVED/dst" 2>"$SHIM_TMP/err") ||
+		fail "cp, WTIO_STATS=$v: $(tail -3 "$SHIM_TMP/err")"
+	cmp "$SERVED/src" "$SERVED/dst" || fail "cp, WTIO_STATS=$v: copy differs"
+	[ -z "$(ls -A "$SHIM_TMP/cwd")" ] ||
+		fail "WTIO_STATS=$v made a file: $(ls -A "$SHIM_TMP/cwd")"
+	n=$(grep -c 'wtio-preload\[[0-9]*\]: stats ' "$SHIM_TMP/err")
+	if [ "$v" = 0 ]; then
+		[ "$n" = 0 ] || fail "WTIO_STATS=0: $n stats lines on stderr"
+	else
+		[ "$n" = 1 ] || fail "WTIO_STATS=$v: $n stats lines on stderr, not 1: $(head -3 "$SHIM_TMP/err")"
+		[ "$(counter read_ios "$SHIM_TMP/err")" -gt 0 ] ||
+			fail "WTIO_STATS=$v: no read I/O counted"
+	fi
+done
+echo "ok: WTIO_STATS=1 and =stderr write to stderr, =0 nothing, no file made"
 exit 0
