@@ -134,6 +134,11 @@ enum holder_op {
  * so that no shrink can fault the holder's copy.
  */
 
+/* HOP_OPEN arg[3]: the program's umask | HOPEN_UMASK (arg[1] is then the
+ * mode as the program asked it: the kernel applies the umask, or not,
+ * where the directory has a default ACL). 0: arg[1] is already masked. */
+#define HOPEN_UMASK	(1 << 12)
+
 /* HOP_HELLO flags */
 #define HELLO_CLAIM	1u	/* arg[3]: a fork token */
 #define HELLO_EXEC	2u	/* first HELLO of a new image (same pid) */

@@ -381,8 +381,11 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 	}
 	memcpy(c->buf, send, len);
 	rq.arg[0] = flags;
-	rq.arg[1] = (flags & O_CREAT) ?
-		    (int64_t)(mode & 07777 & ~atomic_load(&cur_umask)) : 0;
+	/* the mode as asked, with the umask: the holder creates under the
+	 * program's umask, so a default ACL of the directory overrides it
+	 * as the kernel does */
+	rq.arg[1] = (flags & (O_CREAT | __O_TMPFILE)) ? (int64_t)(mode & 07777) : 0;
+	rq.arg[3] = (int64_t)(atomic_load(&cur_umask) & 0777) | HOPEN_UMASK;
 	rq.arg[2] = with_dir;
 	pthread_rwlock_rdlock(&change_lock);
 	r = rc_call(c, &rq, with_dir ? dirfd : -1, &rp, &fd,

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -324,6 +325,30 @@ static void size_ino(const struct holder_req *req, struct holder_reply *rep)
 	hino_put(ino);
 }
 
+/*
+ * The mode to create with. The holder's umask is 0 and its threads
+ * share it; a connection thread takes a file-system context of its own
+ * (unshare CLONE_FS, once) and creates under the program's umask, so
+ * that the kernel applies it, or a directory's default ACL instead. Where
+ * it cannot, the umask is applied here (a default ACL then loses).
+ * The caller sets the umask back to 0 after its create.
+ */
+static mode_t create_mode(const struct holder_req *req)
+{
+	static __thread int own_fs;	/* 0 not tried, 1 own, -1 cannot */
+	mode_t mode = (mode_t)req->arg[1] & 07777;
+	mode_t um = (mode_t)req->arg[3] & 0777;
+
+	if (!(req->arg[3] & HOPEN_UMASK))
+		return mode;
+	if (!own_fs)
+		own_fs = unshare(CLONE_FS) == 0 ? 1 : -1;
+	if (own_fs < 0)
+		return mode & ~um;
+	umask(um);
+	return mode;
+}
+
 static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 		    int nfds, struct holder_reply *rep, int *send_fd)
 {
@@ -346,7 +371,9 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 		return;
 	}
 	ret = hserve_open(dirfd, c->buf, (int)req->arg[0],
-			  (mode_t)req->arg[1], &o, send_fd);
+			  create_mode(req), &o, send_fd);
+	if (req->arg[3] & HOPEN_UMASK)
+		umask(0);
 	if (ret == HSERVE_NOT_SERVED) {
 		rep->status = HOLDER_NOT_SERVED;
 	} else if (ret < 0) {
