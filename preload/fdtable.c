@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "size.h"
 
 #define TABLE_MAX (1 << 16)
 
@@ -545,37 +546,19 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
  * peer, or a forked child) extended it: take that size first, so that
  * wtio does not cut the other writer's data. io_lock held, o->wf set.
  */
-/* The kernel's size of fd's file, without asking for its times: an
- * fstat marks the ctime queried, and the next write then needs a
- * fine-grained timestamp, an XFS transaction that a NOWAIT direct write
- * cannot take, so io_uring hands it to an io-wq worker. */
-static int backing_size(int fd, off_t *size)
-{
-	struct statx stx;
-	struct stat st;
-
-	if (real.statx &&
-	    real.statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT,
-		       STATX_SIZE, &stx) == 0 && (stx.stx_mask & STATX_SIZE)) {
-		*size = (off_t)stx.stx_size;
-		return 0;
-	}
-	if (real.fstat(fd, &st) < 0)
-		return -1;
-	*size = st.st_size;
-	return 0;
-}
-
 bool ofd_guard_size(struct shim_ofd *o)
 {
-	off_t ws, size, bs = o->block_size ? o->block_size : 4096;
+	off_t ws, bs = o->block_size ? o->block_size : 4096;
+	int64_t size;
 	bool grew = false;
 
 	if ((o->wtio_oflags & O_ACCMODE) == O_RDONLY)
 		return false;
 	/* Not o->realfd: when dup2/dup3 replaced that descriptor, it names
-	 * another file by now (a shell restoring its stdout). */
-	if (backing_size(o->inode->lock_fd, &size) < 0)
+	 * another file by now (a shell restoring its stdout). The size
+	 * without the times: an fstat marks the ctime queried, and the next
+	 * direct write then goes to an io-wq worker (size.c). */
+	if (wtio_backing_size(o->inode->lock_fd, &size) < 0)
 		return false;
 	ws = wtio_file_size(o->wf);
 	if (ws >= 0 && size > ((ws + bs - 1) / bs) * bs) {
