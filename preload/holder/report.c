@@ -58,38 +58,41 @@ static bool size_set_back(struct hrec_slot *s, bool lost)
 {
 	int64_t want = atomic_load(&s->size);
 	struct stat st;
-	bool ok = true;
+	bool ok = false;
 	int fd;
 
 	if (want < 0)
+		return true;
+	/* the path still names the file, and its size is not the one told */
+	if (lstat(s->path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino ||
+	    st.st_size == want || (st.st_size < want && lost))
 		return true;
 	fd = open(s->path, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
 		  O_CLOEXEC);
 	if (fd < 0 && errno == EWOULDBLOCK) {
 		/* the holder's lease, on the description its clients still
 		 * have open: a process of the program is left */
-		say("size not exact: %s: the program was told %lld bytes; a process of the program still has it open, so it is left as it is",
-		    s->path, (long long)want);
+		say("size not exact: %s: %lld bytes where the program was told %lld; a process of the program still has it open, so it is left as it is",
+		    s->path, (long long)st.st_size, (long long)want);
 		return false;
 	}
-	if (fd < 0)	/* gone, or renamed: not the file any more */
-		return true;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
-	    (uint64_t)st.st_dev != s->dev || (uint64_t)st.st_ino != s->ino ||
-	    st.st_size == want || (st.st_size < want && lost)) {
-		close(fd);
+	if (fd >= 0 && (fstat(fd, &st) < 0 || (uint64_t)st.st_dev != s->dev ||
+			(uint64_t)st.st_ino != s->ino)) {
+		close(fd);	/* replaced meanwhile: not the file any more */
 		return true;
 	}
-	if (ftruncate(fd, want) == 0) {
+	if (fd >= 0 && ftruncate(fd, want) == 0) {
 		say("%s: size set to %lld bytes, as the program was last told (it was %lld: the holder's whole-block writes and its exact size at sync or close)",
 		    s->path, (long long)want, (long long)st.st_size);
+		ok = true;
 	} else {
 		say("size not exact: %s: %lld bytes on disk where the program was told %lld: %s",
 		    s->path, (long long)st.st_size, (long long)want,
 		    strerror(errno));
-		ok = false;
 	}
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return ok;
 }
 
