@@ -145,6 +145,13 @@ bool remote_config(const char *addr)
 	return next_sendmsg != NULL;
 }
 
+static atomic_bool foreign;
+
+bool remote_foreign(void)
+{
+	return atomic_load_explicit(&foreign, memory_order_relaxed);
+}
+
 bool remote_dead(void)
 {
 	return atomic_load_explicit(&dead, memory_order_relaxed);
@@ -291,6 +298,18 @@ static int conn_open(struct rconn *c)
 		r = -errno;
 		goto fail;
 	}
+	{
+		/* the holder serves its own user only (conn.c): a process
+		 * that changed its uid is not its client */
+		struct ucred cr;
+		socklen_t cl = sizeof(cr);
+
+		if (getsockopt(c->sock, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 &&
+		    cr.uid != geteuid()) {
+			r = -EPERM;
+			goto fail;
+		}
+	}
 	r = buffer_make(HOLDER_BUF_MIN, &mfd, &c->buf);
 	if (r < 0) {
 		c->buf = NULL;
@@ -347,7 +366,7 @@ struct rconn *rc_get(struct rconn *tmp)
 	struct rconn *c = me;
 	int r;
 
-	if (remote_dead() || connecting)
+	if (remote_dead() || connecting || remote_foreign())
 		return NULL;
 	if (c && !c->busy) {
 		c->busy = true;
@@ -370,6 +389,12 @@ struct rconn *rc_get(struct rconn *tmp)
 	connecting = true;
 	r = conn_open(c);
 	connecting = false;
+	if (r == -EPERM) {
+		free(c);
+		if (!atomic_exchange(&foreign, true))
+			shim_debug("the cache holder is another user's (this process changed its uid): this process's opens are the kernel's");
+		return NULL;
+	}
 	if (r < 0) {
 		free(c);
 		gone(strerror(-r));

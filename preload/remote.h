@@ -31,9 +31,14 @@ struct rconn {
 /* WTIO_HOLDER's value ("@name"): false if it is not an abstract address. */
 bool remote_config(const char *addr);
 bool remote_dead(void);
+/* The holder belongs to another user than this process (it changed its
+ * uid: runuser, su, a daemon dropping root), which the holder does not
+ * serve: this process's opens are the kernel's (an open of a served file
+ * then passes it through for the program, as another program's would). */
+bool remote_foreign(void);
 /* This thread's connection (made and greeted on first use), or a
  * temporary one inside a signal handler's call; NULL when the holder is
- * gone. Give it back with rc_put. */
+ * gone, or foreign. Give it back with rc_put. */
 struct rconn *rc_get(struct rconn *tmp);
 void rc_put(struct rconn *c);
 /* Grow c's buffer to at least need bytes (up to HOLDER_BUF_MAX); 0 or

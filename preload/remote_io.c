@@ -218,7 +218,7 @@ int remote_syncfs(void)
 	struct holder_reply rp;
 	int r;
 
-	if (!remote_on)
+	if (!remote_on || remote_foreign())
 		return 0;
 	r = ask(HOP_SYNCFS, 0, 0, &rp);
 	if (r < 0)
