@@ -25,6 +25,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "memfd_size.h"
 #include "remote.h"
 #include "shim.h"
 
@@ -146,10 +147,16 @@ bool remote_config(const char *addr)
 }
 
 static atomic_bool foreign;
+static __thread bool fsize_short;
 
 bool remote_foreign(void)
 {
 	return atomic_load_explicit(&foreign, memory_order_relaxed);
+}
+
+bool remote_open_kernel(void)
+{
+	return remote_foreign() || fsize_short;
 }
 
 bool remote_dead(void)
@@ -172,24 +179,25 @@ static int buffer_make(size_t size, int *mfd, void **map)
 	 * fault its copies) */
 	int fd = memfd_create("wtio-holder-buf", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	void *p;
+	int e;
 
 	if (fd < 0)
 		return -errno;
-	if (real.ftruncate(fd, (off_t)size) < 0)
-		goto fail;
+	/* -EFBIG under a small ulimit -f, instead of SIGXFSZ */
+	e = memfd_size(fd, (off_t)size, real.ftruncate);
+	if (e < 0) {
+		real.close(fd);
+		return e;
+	}
 	p = real.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		goto fail;
+	if (p == MAP_FAILED) {
+		e = -errno;
+		real.close(fd);
+		return e;
+	}
 	*mfd = fd;
 	*map = p;
 	return 0;
-fail:
-	{
-		int e = errno;
-
-		real.close(fd);
-		return -e;
-	}
 }
 
 static int xfer(struct rconn *c, const struct holder_req *rq, int send_fd,
@@ -389,6 +397,14 @@ struct rconn *rc_get(struct rconn *tmp)
 	connecting = true;
 	r = conn_open(c);
 	connecting = false;
+	if (r == -EFBIG) {
+		/* the buffer's memfd is past RLIMIT_FSIZE (the program
+		 * lowered its ulimit -f): no connection for this thread */
+		free(c);
+		fsize_short = true;
+		return NULL;
+	}
+	fsize_short = false;
 	if (r == -EPERM) {
 		free(c);
 		if (!atomic_exchange(&foreign, true))

@@ -36,6 +36,9 @@ bool remote_dead(void);
  * serve: this process's opens are the kernel's (an open of a served file
  * then passes it through for the program, as another program's would). */
 bool remote_foreign(void);
+/* An open here is the kernel's: remote_foreign(), or this thread's
+ * connection could not be made under the program's RLIMIT_FSIZE. */
+bool remote_open_kernel(void);
 /* This thread's connection (made and greeted on first use), or a
  * temporary one inside a signal handler's call; NULL when the holder is
  * gone, or foreign. Give it back with rc_put. */

@@ -373,7 +373,7 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 		with_dir = true;
 	c = rc_get(&tmp);
 	if (!c)		/* not the holder's user: the kernel's open */
-		return remote_foreign() ? 0 : -EIO;
+		return remote_open_kernel() ? 0 : -EIO;
 	len = strlen(send) + 1;
 	if (len > c->size) {
 		rc_put(c);

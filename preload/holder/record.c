@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../memfd_size.h"
 #include "ctx.h"
 #include "record.h"
 
@@ -39,7 +40,7 @@ struct hrec *hrec_create(void)
 
 	if (fd < 0)
 		return NULL;
-	if (ftruncate(fd, sizeof(*r)) < 0) {
+	if (memfd_size(fd, sizeof(*r), ftruncate) < 0) {
 		close(fd);
 		return NULL;
 	}

@@ -367,6 +367,27 @@ static int holder_died(pid_t h, struct hrec *rec, int log_fd, bool started)
 	return st < 0 ? 1 : die_like(st);
 }
 
+/* The shared record, the page and each process's buffer to the holder
+ * are memfds, which RLIMIT_FSIZE limits as it does files: below their
+ * size no process of the program could be served (or the record kept),
+ * so --shared says so and does not start. */
+static bool fsize_too_small(void)
+{
+	unsigned long long need = HOLDER_BUF_MIN;
+	struct rlimit fl;
+
+	if (sizeof(struct hrec) > need)
+		need = sizeof(struct hrec);
+	if (sizeof(struct holder_shm) > need)
+		need = sizeof(struct holder_shm);
+	if (getrlimit(RLIMIT_FSIZE, &fl) < 0 || fl.rlim_cur == RLIM_INFINITY ||
+	    fl.rlim_cur >= need)
+		return false;
+	fprintf(stderr, "wtio-run: --shared needs a file size limit (ulimit -f) of at least %llu KiB for its shared memory, which the limit covers too; it is %llu KiB\n",
+		(need + 1023) / 1024, (unsigned long long)fl.rlim_cur / 1024);
+	return true;
+}
+
 int holder_run(char **argv, int log_fd)
 {
 	struct sigaction sa;
@@ -380,6 +401,8 @@ int holder_run(char **argv, int log_fd)
 	ssize_t n;
 
 	fflush(NULL);
+	if (fsize_too_small())
+		return 126;
 	/* what the holder has not written back, kept where its death does
 	 * not take it (record.h); NULL: not known then */
 	rec = hrec_create();

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../memfd_size.h"
 #include "holder_proto.h"
 #include "log.h"
 #include "record.h"
@@ -41,11 +42,13 @@ int hshm_init(void)
 	fd = memfd_create("wtio-holder-shm", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, sizeof(*shm)) < 0) {
-		int e = -errno;
+	{
+		int e = memfd_size(fd, sizeof(*shm), ftruncate);
 
-		close(fd);
-		return e;
+		if (e < 0) {
+			close(fd);
+			return e;
+		}
 	}
 	p = mmap(NULL, sizeof(*shm), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
