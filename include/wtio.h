@@ -11,6 +11,11 @@
  *  - A call that fails because of bad arguments changes nothing.
  *  - All calls are thread safe; a struct wtio_file may be used by many
  *    threads at once.
+ *  - A context belongs to the process that created it. In a child of
+ *    fork() every call on an inherited context, its files and its queues
+ *    returns -ECHILD at once and touches nothing (wtio_close and
+ *    wtio_ctx_destroy too: the child leaves them; its threads, rings,
+ *    AIO contexts and cache are the parent's); make a new context there.
  */
 #ifndef WTIO_H
 #define WTIO_H

@@ -14,6 +14,7 @@
 #include "api.h"
 #include "export.h"
 #include "ctx.h"
+#include "forked.h"
 #include "inode.h"
 #include "file.h"
 #include "read.h"
@@ -42,13 +43,21 @@ static int check_flags(unsigned int flags, unsigned int allowed)
 	return 0;
 }
 
-/* A live handle, or NULL for a NULL or closed one. */
-static struct wtio_file *file_live(struct wtio_file *file)
+/* 0 for a live handle of this process's context; -EBADF for a NULL or
+ * closed one, -ECHILD for one inherited through fork() (forked.h). */
+static int file_check(struct wtio_file *file)
 {
 	if (!file || atomic_load(&file->magic) != WTIO_FILE_MAGIC)
-		return NULL;
-	return file;
+		return -EBADF;
+	return wtio_forked(file->ctx->fork_gen) ? -ECHILD : 0;
 }
+
+#define FILE_CHECK(file) do {						\
+	int e_ = file_check(file);					\
+									\
+	if (e_)								\
+		return e_;						\
+} while (0)
 
 WTIO_EXPORT int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
 			  mode_t mode, unsigned int default_flags,
@@ -58,6 +67,8 @@ WTIO_EXPORT int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
 
 	if (!ctx || !path || !filep)
 		return -EINVAL;
+	if (wtio_forked(ctx->fork_gen))
+		return -ECHILD;
 	if (!*path)
 		return -ENOENT;
 	ret = check_flags(default_flags, WTIO_ALL_FLAGS);
@@ -68,8 +79,7 @@ WTIO_EXPORT int wtio_open(struct wtio_ctx *ctx, const char *path, int oflags,
 
 WTIO_EXPORT int wtio_close(struct wtio_file *file)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	return wtio_file_close(file);
 }
 
@@ -103,8 +113,7 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 	ssize_t len;
 	int ret;
 
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	if ((file->oflags & O_ACCMODE) == (write ? O_RDONLY : O_WRONLY))
 		return -EBADF;
 	*flags |= write ? file->default_flags :
@@ -216,23 +225,20 @@ WTIO_EXPORT ssize_t wtio_pwrite(struct wtio_file *file, const void *buf,
 
 WTIO_EXPORT int wtio_fsync(struct wtio_file *file)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	return wtio_fsync_file(file, false);
 }
 
 WTIO_EXPORT int wtio_fdatasync(struct wtio_file *file)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	return wtio_fsync_file(file, true);
 }
 
 WTIO_EXPORT int wtio_sync_range(struct wtio_file *file, off_t off,
 				off_t nbytes, unsigned int flags)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	/* The kernel's checks (fs/sync.c): only a negative or overflowing
 	 * range is invalid. No data lies at or past WTIO_MAX_OFFSET, so a
 	 * range starting there is valid and empty, and one reaching past it
@@ -251,22 +257,19 @@ WTIO_EXPORT int wtio_sync_range(struct wtio_file *file, off_t off,
 
 WTIO_EXPORT int wtio_ftruncate(struct wtio_file *file, off_t length)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	return wtio_file_truncate(file, length);
 }
 
 WTIO_EXPORT off_t wtio_file_size(struct wtio_file *file)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	return wtio_inode_size(file->inode);
 }
 
 WTIO_EXPORT off_t wtio_file_max_size(struct wtio_file *file)
 {
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	return file->inode->max_bytes;
 }
 
@@ -275,8 +278,7 @@ WTIO_EXPORT int wtio_file_info(struct wtio_file *file,
 {
 	const struct wtio_inode *inode;
 
-	if (!file_live(file))
-		return -EBADF;
+	FILE_CHECK(file);
 	if (!info)
 		return -EINVAL;
 	inode = file->inode;

@@ -50,6 +50,9 @@ struct wtio_index {
 
 struct wtio_ctx {
 	struct wtio_config cfg;
+	/* The fork generation it was made in: used in another (a child of
+	 * fork()), every call is -ECHILD (forked.h). */
+	unsigned int fork_gen;
 	uint32_t folio_size;
 	uint32_t folio_shift;
 

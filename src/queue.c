@@ -31,6 +31,13 @@
 #include "reaper.h"
 #include "errseq.h"
 #include "sys.h"
+#include "forked.h"
+
+/* A queue of a context inherited through fork() (forked.h): -ECHILD. */
+#define QUEUE_FORKED(q) do {						\
+	if (wtio_forked((q)->ctx->fork_gen))				\
+		return -ECHILD;						\
+} while (0)
 
 struct wtio_aio {
 	struct wtio_wb_ctl wbc;		/* first: done() gets a pointer to it */
@@ -125,6 +132,8 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 
 	if (!ctx || !queuep || depth < 1 || depth > 4096)
 		return -EINVAL;
+	if (wtio_forked(ctx->fork_gen))
+		return -ECHILD;
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -172,6 +181,7 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 
 	if (!q)
 		return -EINVAL;
+	QUEUE_FORKED(q);
 	ctx = q->ctx;
 	pthread_mutex_lock(&q->lock);
 	while (q->in_io)
@@ -224,6 +234,7 @@ WTIO_EXPORT int wtio_queue_pwrite(struct wtio_queue *q, struct wtio_file *file,
 
 	if (!q)
 		return -EINVAL;
+	QUEUE_FORKED(q);
 	ret = wtio_check_rw(file, &v, 1, off, &flags, true);
 	if (ret < 0)
 		return (int)ret;
@@ -291,6 +302,7 @@ WTIO_EXPORT int wtio_queue_pread(struct wtio_queue *q, struct wtio_file *file,
 
 	if (!q)
 		return -EINVAL;
+	QUEUE_FORKED(q);
 	ret = wtio_check_rw(file, &v, 1, off, &flags, false);
 	if (ret < 0)
 		return (int)ret;
@@ -330,6 +342,7 @@ WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
 
 	if (!q || (!cqes && max) || min > max)
 		return -EINVAL;
+	QUEUE_FORKED(q);
 	if (timeout_ns >= 0) {
 		wtio_deadline_in_ns(&deadline, (uint64_t)timeout_ns);
 		end_ns = wtio_now_ns() + (uint64_t)timeout_ns;
@@ -380,7 +393,8 @@ WTIO_EXPORT unsigned int wtio_queue_inflight(const struct wtio_queue *q)
 {
 	unsigned int n;
 
-	if (!q)
+	/* (an inherited queue's requests are the parent's: none here) */
+	if (!q || wtio_forked(q->ctx->fork_gen))
 		return 0;
 	pthread_mutex_lock((pthread_mutex_t *)&q->lock);
 	n = q->inflight;
@@ -394,6 +408,7 @@ WTIO_EXPORT int wtio_queue_eventfd(struct wtio_queue *q)
 
 	if (!q)
 		return -EINVAL;
+	QUEUE_FORKED(q);
 	pthread_mutex_lock(&q->lock);
 	if (q->efd < 0) {
 		q->efd = eventfd(q->cq_count ? 1 : 0, EFD_NONBLOCK | EFD_CLOEXEC);

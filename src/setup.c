@@ -9,6 +9,7 @@
 
 #include "setup.h"
 #include "ctx.h"
+#include "forked.h"
 #include "export.h"
 #include "folio.h"
 #include "cache.h"
@@ -159,6 +160,7 @@ int wtio_ctx_create_io(const struct wtio_config *cfg,
 	if (!ctx)
 		return -ENOMEM;
 	memset(ctx, 0, sizeof(*ctx));
+	ctx->fork_gen = wtio_fork_gen_now();
 	if (cfg)
 		ctx->cfg = *cfg;
 	else
@@ -222,6 +224,10 @@ WTIO_EXPORT int wtio_ctx_destroy(struct wtio_ctx *ctx)
 
 	if (!ctx)
 		return -EINVAL;
+	/* The parent's: its threads are not here to stop, its cache not
+	 * this process's to write back (forked.h). The child leaves it. */
+	if (wtio_forked(ctx->fork_gen))
+		return -ECHILD;
 	pthread_mutex_lock(&ctx->inodes_lock);
 	/* A queue keeps a channel of the backend and calls into the
 	 * context until it is destroyed. */
@@ -267,6 +273,8 @@ WTIO_EXPORT int WTIO_STATS_ENTRY(struct wtio_ctx *ctx, struct wtio_stats *st)
 
 	if (!ctx || !st)
 		return -EINVAL;
+	if (wtio_forked(ctx->fork_gen))
+		return -ECHILD;
 	memset(st, 0, sizeof(*st));
 	st->hits = SUM(hits);
 	st->misses = SUM(misses);

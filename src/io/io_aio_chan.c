@@ -16,6 +16,13 @@
  * them (and the iovecs) in io_submit, and hands back aio_data, the
  * request, in the event. Raw system calls through the sys table (the
  * shim's syscall interposer must not see the library's own calls).
+ *
+ * An AIO context belongs to the process's address space: a child of
+ * fork() has a copy of the ring's head but its io_submit and io_getevents
+ * on the parent's context are EINVAL (io_uring rings are shared with the
+ * parent instead). Neither is reached from a child: every entry point of
+ * an inherited context is -ECHILD (forked.h); a context the child makes
+ * gets its own AIO context here.
  */
 #include <errno.h>
 #include <linux/aio_abi.h>
