@@ -61,12 +61,17 @@ static ssize_t read_full(struct wtio_inode *inode, struct iovec *iov,
 		 * dirty data past it is cached): retrying from there would
 		 * be an unaligned direct read (-EINVAL). Keep what came
 		 * when it was under one unit, else go back to the last
-		 * aligned offset and read on from there. */
+		 * aligned offset and read on from there. At or past wtio's
+		 * size nothing more is wanted: what lies past i_size is
+		 * zeroed whatever the disk holds (wtio_zero_past_eof), so
+		 * reading on would only read the same tail again, one more
+		 * small I/O for every file of an unaligned size. */
 		if ((uint64_t)(off + (off_t)done) % dio_align) {
 			size_t back = (size_t)((uint64_t)(off + (off_t)done) %
 					       dio_align);
 
-			if ((size_t)res <= back)
+			if ((size_t)res <= back ||
+			    off + (off_t)done >= wtio_inode_size(inode))
 				break;
 			done -= back;
 			res -= (ssize_t)back;

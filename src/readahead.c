@@ -55,6 +55,7 @@ uint32_t wtio_ra_window(struct wtio_file *file, off_t off, size_t len)
 struct ra_io {
 	struct wtio_io_req req;		/* first: end_io's req is the ra_io */
 	struct wtio_inode *inode;
+	int64_t isize;			/* the size the window was built for */
 	int n;
 	struct wtio_folio *v[WTIO_IO_MAX_IOVECS];
 	uint32_t len[WTIO_IO_MAX_IOVECS];	/* what the I/O reads of each */
@@ -64,7 +65,11 @@ struct ra_io {
 
 /*
  * On the completion thread. A folio the read covered in full is
- * uptodate; one it did not (an error, the backing file ending short of
+ * uptodate; so is the file's last one when the read reached the size
+ * the window was built for (a direct read stops at the backing file's
+ * end, inside that folio: its blocks below the size are all there, the
+ * rest is zeroed and stays not uptodate, as the synchronous read leaves
+ * it). One it did not cover (an error, the backing file ending short of
  * it) stays not uptodate, and whoever needs it reads it again in full,
  * as after a failed synchronous readahead. Then the folios are unlocked
  * and released; the inode's pin goes last.
@@ -82,10 +87,17 @@ static void ra_end_io(struct wtio_io_req *req, ssize_t res)
 	}
 	for (k = 0; k < ra->n; k++) {
 		struct wtio_folio *f = ra->v[k];
-		size_t len = ra->len[k];
+		size_t len = ra->len[k], need = len;
+		int64_t in = ra->isize - ((int64_t)(ra->req.off) +
+					  (int64_t)start);
 
-		if (start + len <= got) {
-			wtio_zero_past_eof(inode, f, 0, ctx->folio_size, len);
+		/* (the last folio: the bytes below the size; the window's
+		 * folios are contiguous from req.off, len each) */
+		if (in < (int64_t)need)
+			need = in > 0 ? (size_t)in : 0;
+		if (need && start + need <= got) {
+			wtio_zero_past_eof(inode, f, 0, ctx->folio_size,
+					   got - start < len ? got - start : len);
 			wtio_ifs_set_uptodate(inode, f, ra->blocks[k]);
 		} else if (k == 0) {
 			/* Nobody starts the next window from a folio that
@@ -147,6 +159,7 @@ static struct ra_io *ra_build(struct wtio_inode *inode, uint64_t index,
 	}
 	ra->n = n;
 	ra->inode = inode;
+	ra->isize = isize;
 	ra->req = (struct wtio_io_req){
 		.op = WTIO_IO_READ, .fd = inode->fd,
 		.off = (off_t)(index << ctx->folio_shift),

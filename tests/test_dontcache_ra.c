@@ -5,7 +5,9 @@
  * a MiB, not one a read), gets the right bytes at odd read sizes, drops
  * what it read (the cache holds at most a window more than before),
  * evicts nothing, and leaves another file's hot data cached; with the
- * cache full of that data it still reads the right bytes.
+ * cache full of that data it still reads the right bytes. A file
+ * ending inside a folio is read once (its last folio not again, its
+ * tail not twice), in every backend.
  */
 #include "helpers.h"
 
@@ -32,6 +34,56 @@ static void stream(struct wtio_file *f, const uint8_t *data, uint8_t *buf)
 			 (long long)n);
 		CHECKF(memcmp(buf, data + off, n) == 0, "bad data at %zu", off);
 	}
+}
+
+/*
+ * A file whose size is not a folio multiple, streamed with DONTCACHE in
+ * 4 KiB reads then read at its end: every byte comes from disk once
+ * (bytes_read is the size: the last, partial folio read ahead is kept
+ * for the reader, not read again, nor is its tail read twice at the
+ * backing file's end), the read at EOF costs no I/O, and a write
+ * extending the file then reads back right (the bytes past the old end
+ * were never taken as data).
+ */
+static void tail(const struct wtio_config *cfg, size_t size, const char *how)
+{
+	uint8_t *data = t_malloc(size + 8192), *buf = t_malloc(size + 8192);
+	const char *path = t_tmpfile("dcra-tail");
+	struct wtio_stats a, b;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	size_t off, n;
+
+	t_fill(data, size + 8192, 43, 0);
+	t_write_disk(path, data, size);
+	CHECK_OK(wtio_ctx_create(cfg, &ctx));
+	f = t_open(ctx, path, O_RDWR);
+	a = st(ctx);
+	for (off = 0; off < size; off += n) {
+		n = size - off < 4096 ? size - off : 4096;
+		CHECK_EQ(wtio_pread(f, buf, 4096, (off_t)off, WTIO_DONTCACHE),
+			 (long long)n);
+		CHECKF(memcmp(buf, data + off, n) == 0, "bad data at %zu", off);
+	}
+	b = st(ctx);
+	CHECK_EQ(wtio_pread(f, buf, 4096, (off_t)size, WTIO_DONTCACHE), 0);
+	CHECK_EQ(st(ctx).read_ios, b.read_ios);
+	printf("  %s, %zu bytes: read_ios %llu, bytes_read %llu\n", how, size,
+	       (unsigned long long)(b.read_ios - a.read_ios),
+	       (unsigned long long)(b.bytes_read - a.bytes_read));
+	CHECKF(b.bytes_read - a.bytes_read == size,
+	       "%s: %llu bytes read for a %zu-byte file", how,
+	       (unsigned long long)(b.bytes_read - a.bytes_read), size);
+	CHECK_EQ(wtio_pwrite(f, data + size, 8192, (off_t)size, 0), 8192);
+	CHECK_EQ(wtio_pread(f, buf, size + 8192, 0, WTIO_DONTCACHE),
+		 (long long)(size + 8192));
+	CHECKF(memcmp(buf, data, size + 8192) == 0, "%s: extended file wrong",
+	       how);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	t_check_disk_equals(path, data, size + 8192);
+	free(data);
+	free(buf);
 }
 
 static void hot_read(struct wtio_file *f, const uint8_t *hot, uint8_t *buf,
@@ -113,6 +165,21 @@ int main(void)
 	CHECK_OK(wtio_close(h));
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	printf("DONTCACHE stream in a full cache: right bytes\n");
+
+	/* Files ending inside a folio, read ahead (on the completion
+	 * thread) and read synchronously (psync: no completion thread). */
+	cfg.cache_size = 64u << 20;
+	cfg.readahead_max = (uint32_t)window;
+	tail(&cfg, 100000, "io_uring");
+	tail(&cfg, 3 * 4096 + 1, "io_uring");
+	tail(&cfg, (1u << 20) + 1696, "io_uring");
+	cfg.backend = WTIO_BACKEND_PSYNC;
+	tail(&cfg, 100000, "psync");
+	tail(&cfg, (1u << 20) + 1696, "psync");
+	cfg.backend = WTIO_BACKEND_AUTO;
+	cfg.flags &= ~WTIO_CONFIG_DONTCACHE_READAHEAD;
+	tail(&cfg, 100000, "no readahead");
+	printf("DONTCACHE streams ending inside a folio: each byte read once\n");
 	free(data);
 	free(hot);
 	free(buf);
