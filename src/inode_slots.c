@@ -2,9 +2,13 @@
 /*
  * inode_slots.c - keeping the inodes' own indexes of their cached folios
  * (inode_slots.h): a chunk of slots taken from the context's pool when
- * the first folio of its range is hashed, a directory of chunks that
- * doubles as the cached range grows, and nothing given back before the
- * inode is freed, since lockless readers may stand on any of it.
+ * the first folio of its range is hashed and given back when its last
+ * one is unhashed (a stream longer than the pool ran it dry, and its
+ * later hits all went through the hash), a directory of chunks that
+ * doubles as the cached range grows, freed only with the inode. Lockless
+ * readers may stand on any directory and any chunk it ever named: a
+ * chunk back in the pool, or another inode's since, holds NULL or folios
+ * of the arena, which a reader checks as it checks any slot.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -24,7 +28,12 @@ struct wtio_slot_pool {
 	pthread_mutex_t lock;		/* innermost, under i_pages_lock */
 	struct wtio_slot_chunk *chunks;
 	uint64_t nr, used;		/* used: handed out once from the start */
-	struct wtio_slot_chunk *free;	/* given back, through next_free */
+	/* Given back: a stack of chunk numbers, beside the chunks (a link
+	 * in a chunk would be read as a slot by a reader still on it). */
+	uint32_t *free;
+	uint64_t nr_free;
+	/* Slots set per chunk, under its inode's i_pages_lock. */
+	uint16_t *live;
 };
 
 static uint64_t pool_chunks(uint64_t nr_folios)
@@ -40,7 +49,13 @@ struct wtio_slot_pool *wtio_slots_pool_create(uint64_t nr_folios)
 		return NULL;
 	p->nr = pool_chunks(nr_folios);
 	p->chunks = wtio_huge_map(p->nr * sizeof(*p->chunks));
-	if (!p->chunks) {
+	p->free = calloc(p->nr, sizeof(*p->free));
+	p->live = calloc(p->nr, sizeof(*p->live));
+	if (!p->chunks || !p->free || !p->live) {
+		if (p->chunks)
+			wtio_huge_unmap(p->chunks, p->nr * sizeof(*p->chunks));
+		free(p->free);
+		free(p->live);
 		free(p);
 		return NULL;
 	}
@@ -54,6 +69,8 @@ void wtio_slots_pool_destroy(struct wtio_slot_pool *p)
 		return;
 	wtio_huge_unmap(p->chunks, p->nr * sizeof(*p->chunks));
 	pthread_mutex_destroy(&p->lock);
+	free(p->free);
+	free(p->live);
 	free(p);
 }
 
@@ -66,25 +83,27 @@ static struct wtio_slot_chunk *chunk_get(struct wtio_slot_pool *p)
 	if (!p)
 		return NULL;
 	pthread_mutex_lock(&p->lock);
-	if (p->free) {
-		c = p->free;
-		p->free = c->next_free;
+	if (p->nr_free) {
+		c = &p->chunks[p->free[--p->nr_free]];
 	} else if (p->used < p->nr) {
 		c = &p->chunks[p->used++];	/* zeroed by the mapping */
 	}
 	pthread_mutex_unlock(&p->lock);
-	if (c)
+	/* (NULL already but after an inode's end, which leaves its slots:
+	 * relaxed, as a reader may see either NULL or the folio) */
+	if (c) {
 		for (i = 0; i < WTIO_SLOT_PER; i++)
 			atomic_store_explicit(&c->f[i], NULL,
 					      memory_order_relaxed);
+		p->live[c - p->chunks] = 0;
+	}
 	return c;
 }
 
 static void chunk_put(struct wtio_slot_pool *p, struct wtio_slot_chunk *c)
 {
 	pthread_mutex_lock(&p->lock);
-	c->next_free = p->free;
-	p->free = c;
+	p->free[p->nr_free++] = (uint32_t)(c - p->chunks);
 	pthread_mutex_unlock(&p->lock);
 }
 
@@ -124,6 +143,7 @@ void wtio_slots_set(struct wtio_inode *inode, uint64_t index,
 		    struct wtio_folio *f)
 {
 	uint64_t ci = index >> WTIO_SLOT_SHIFT;
+	struct wtio_folio *_Atomic *slot;
 	struct wtio_slot_dir *d;
 	struct wtio_slot_chunk *c;
 
@@ -139,13 +159,16 @@ void wtio_slots_set(struct wtio_inode *inode, uint64_t index,
 			return;
 		atomic_store_explicit(&d->chunk[ci], c, memory_order_release);
 	}
-	atomic_store_explicit(&c->f[index & (WTIO_SLOT_PER - 1)], f,
-			      memory_order_release);
+	slot = &c->f[index & (WTIO_SLOT_PER - 1)];
+	if (!atomic_load_explicit(slot, memory_order_relaxed))
+		inode->ctx->index.slots->live[c - inode->ctx->index.slots->chunks]++;
+	atomic_store_explicit(slot, f, memory_order_release);
 }
 
 void wtio_slots_clear(struct wtio_inode *inode, uint64_t index,
 		      struct wtio_folio *f)
 {
+	struct wtio_slot_pool *pool = inode->ctx->index.slots;
 	struct wtio_slot_dir *d = atomic_load_explicit(&inode->i_slots,
 						       memory_order_relaxed);
 	uint64_t ci = index >> WTIO_SLOT_SHIFT;
@@ -161,8 +184,19 @@ void wtio_slots_clear(struct wtio_inode *inode, uint64_t index,
 	/* A test showing that readers never trust a slot. */
 	if (WTIO_TEST_HOOK(WTIO_TP_SLOT_KEEP, f))
 		return;
-	if (atomic_load_explicit(slot, memory_order_relaxed) == f)
-		atomic_store_explicit(slot, NULL, memory_order_release);
+	if (atomic_load_explicit(slot, memory_order_relaxed) != f)
+		return;
+	atomic_store_explicit(slot, NULL, memory_order_release);
+	/* The chunk's last folio left: back to the pool for whichever
+	 * range or inode needs one next. Only the newest directory lets go
+	 * of it; an older one, and a reader on either, may still name it:
+	 * its slots are NULL, or folios of its next owner, which fail the
+	 * reader's identity check as a stale slot does. */
+	if (--pool->live[c - pool->chunks] == 0) {
+		atomic_store_explicit(&d->chunk[ci], NULL,
+				      memory_order_relaxed);
+		chunk_put(pool, c);
+	}
 }
 
 void wtio_slots_free(struct wtio_inode *inode)

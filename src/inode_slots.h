@@ -10,9 +10,10 @@
  * inode's i_pages_lock, so it names the folio the hash holds for that
  * index or nothing. A reader checks whatever it finds against the
  * folio's seq and identity (buffered_read.c) and learns nothing from
- * it otherwise; folios never leave the arena, and chunks and
- * directories are given back only with the inode, so every pointer it
- * follows is safe.
+ * it otherwise; folios never leave the arena, chunks never leave the
+ * context's pool (a chunk whose last slot is cleared goes back to it, and
+ * its slots are only ever NULL or folios), and directories are freed
+ * only with the inode, so every pointer it follows is safe.
  */
 #ifndef WTIO_INODE_SLOTS_H
 #define WTIO_INODE_SLOTS_H
@@ -28,12 +29,11 @@
  * above it are found through the hash alone. */
 #define WTIO_SLOT_MAX_CHUNKS (1u << 15)
 
+/* Only ever NULL or a folio of the arena in its slots, even while back
+ * in the pool (whose free list is kept beside the chunks): a reader on a
+ * directory that still names a chunk given back reads one or the other. */
 struct wtio_slot_chunk {
-	union {
-		struct wtio_folio *_Atomic f[WTIO_SLOT_PER];
-		/* Back in the context's pool (no inode names it). */
-		struct wtio_slot_chunk *next_free;
-	};
+	struct wtio_folio *_Atomic f[WTIO_SLOT_PER];
 };
 
 struct wtio_slot_dir {
