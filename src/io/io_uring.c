@@ -233,8 +233,30 @@ static int64_t now_ns(void)
 	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+/*
+ * Put a request that was not run (wtio_uring_res_not_run) in the SQ
+ * again; it stays counted in flight. False when no SQE can be had: its
+ * completion is then delivered as it came.
+ */
+static bool uring_resubmit(struct wtio_io_backend *be, struct uring_ts *uts,
+			   struct wtio_io_req *req)
+{
+	struct io_uring_sqe *sqe;
+
+	if (uts->noring)
+		return false;
+	while (!(sqe = io_uring_get_sqe(&uts->ring)))
+		if (uring_flush(uts))
+			return false;
+	wtio_uring_prep(be, uts->fixed, sqe, req);
+	if (!uts->plugged)
+		uring_flush(uts);
+	return true;
+}
+
 /* Deliver what is ready: the stash first, then the CQ, one at a time. */
-static unsigned int uring_deliver(struct uring_ts *uts)
+static unsigned int uring_deliver(struct wtio_io_backend *be,
+				  struct uring_ts *uts)
 {
 	struct io_uring_cqe *cqe;
 	struct wtio_io_done d;
@@ -249,6 +271,9 @@ static unsigned int uring_deliver(struct uring_ts *uts)
 			/* Consume before end_io: it may submit on this ring. */
 			io_uring_cqe_seen(&uts->ring, cqe);
 		}
+		if (wtio_uring_res_not_run((int)d.res) &&
+		    uring_resubmit(be, uts, d.req))
+			continue;
 		uts->inflight--;
 		n++;
 		d.req->end_io(d.req, d.res);
@@ -269,7 +294,7 @@ static int uring_reap(struct wtio_io_backend *be, unsigned int min_complete,
 	if (!uts)
 		return 0;
 	if (uts->noring)	/* all done already, as psync's */
-		return uring_deliver(uts);
+		return uring_deliver(be, uts);
 	/* Waiting for more than is in flight would never end. */
 	target = min_complete < uts->inflight ? min_complete : uts->inflight;
 	if (timeout)
@@ -279,11 +304,11 @@ static int uring_reap(struct wtio_io_backend *be, unsigned int min_complete,
 	if (!target) {
 		/* Deferred task work only runs when we enter the kernel. */
 		io_uring_submit_and_get_events(&uts->ring);
-		return uring_deliver(uts);
+		return uring_deliver(be, uts);
 	}
 
 	for (;;) {
-		done += uring_deliver(uts);
+		done += uring_deliver(be, uts);
 		if (done >= target)
 			return done;
 		want = target - done;
@@ -296,7 +321,7 @@ static int uring_reap(struct wtio_io_backend *be, unsigned int min_complete,
 			if (left <= 0) {
 				/* Without entering, deferred work never runs. */
 				io_uring_get_events(&uts->ring);
-				done += uring_deliver(uts);
+				done += uring_deliver(be, uts);
 				return done >= target ? (int)done : -ETIME;
 			}
 			kts.tv_sec = left / 1000000000;
@@ -309,7 +334,7 @@ static int uring_reap(struct wtio_io_backend *be, unsigned int min_complete,
 		    ret == -EBUSY)
 			continue;
 		if (ret == -ETIME) {
-			done += uring_deliver(uts);
+			done += uring_deliver(be, uts);
 			return done >= target ? (int)done : -ETIME;
 		}
 		return done ? (int)done : ret;

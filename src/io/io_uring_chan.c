@@ -135,12 +135,20 @@ static int uring_chan_deliver(struct uring_chan *uc)
 		pthread_mutex_unlock(&uc->cq_lock);
 		if (!got)
 			break;
+		/* Those the kernel did not run go again, counted in flight
+		 * again before the count drops for this batch. */
+		for (i = 0; i < got; i++)
+			if (wtio_uring_res_not_run((int)d[i].res))
+				wtio_uring_chan_submit(&uc->chan, &d[i].req, 1);
 		atomic_fetch_sub(&uc->inflight, (unsigned int)got);
 		(void)atomic_load_explicit(&uc->published,
 					   memory_order_acquire);
-		for (i = 0; i < got; i++)
+		for (i = 0; i < got; i++) {
+			if (wtio_uring_res_not_run((int)d[i].res))
+				continue;
 			d[i].req->end_io(d[i].req, d[i].res);
-		n += got;
+			n++;
+		}
 	} while (got == 32);
 	return n;
 }

@@ -26,6 +26,20 @@ struct uring_dom {
 };
 
 /* Fill sqe for req; fixed: the arena is registered on sqe's ring. */
+/*
+ * A completion for a request the kernel never ran, which goes to the
+ * kernel again. io-wq starts its worker from the submitting thread, and
+ * create_io_thread() fails with -ERESTARTNOINTR while a signal is pending
+ * there; after a few tries io-wq cancels the work (-ECANCELED). An inline
+ * issue cut short by a signal completes -EINTR (io_rw_done()). wtio
+ * cancels nothing of its own, and read, write and fsync of a regular file
+ * never fail for a signal, so neither code is an error of the I/O.
+ */
+static inline bool wtio_uring_res_not_run(int res)
+{
+	return res == -ECANCELED || res == -EINTR;
+}
+
 void wtio_uring_prep(struct wtio_io_backend *be, bool fixed,
 		     struct io_uring_sqe *sqe, struct wtio_io_req *req);
 
