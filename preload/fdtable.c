@@ -180,6 +180,7 @@ static int ofd_free(struct shim_ofd *o)
 	inode_unref_locked(ino);
 	pthread_mutex_unlock(&reg_lock);
 	pthread_rwlock_destroy(&o->io_lock);
+	pthread_mutex_destroy(&o->io_gate);
 	pthread_mutex_destroy(&o->pos_lock);
 	free(o);
 	return ret;
@@ -355,7 +356,7 @@ void shim_adopt(int fd, int oflags)
 	ino->ino = st.st_ino;
 	ino->lock_fd = lfd;
 	ino->refs = 1;
-	pthread_rwlock_init(&o->io_lock, NULL);
+	ofd_io_init(o);
 	pthread_mutex_init(&o->pos_lock, NULL);
 	o->wf = wf;
 	{
@@ -438,9 +439,9 @@ bool shim_inode_size(dev_t dev, ino_t inum, off_t *size)
 		for (o = ino->ofds; o; o = o->inode_next) {
 			off_t s;
 
-			pthread_rwlock_rdlock(&o->io_lock);
+			ofd_io_read(o);
 			s = o->wf ? wtio_file_size(o->wf) : -1;
-			pthread_rwlock_unlock(&o->io_lock);
+			ofd_io_done(o);
 			if (s >= 0) {
 				*size = s;
 				found = true;
@@ -449,6 +450,55 @@ bool shim_inode_size(dev_t dev, ino_t inum, off_t *size)
 		}
 	pthread_mutex_unlock(&reg_lock);
 	return found;
+}
+
+/*
+ * io_lock is glibc's default rwlock, which prefers readers: with two
+ * threads doing I/O on a description their shared holds overlap for
+ * ever, and a demotion, an open or a fork waiting to take it exclusive
+ * (holding reg_lock, which everything else then queues behind) waited as
+ * long as the I/O went on: seconds, or without end. A writer-preferring
+ * rwlock would deadlock a thread that takes it shared twice (a signal
+ * handler's I/O in the middle of the thread's own). So an exclusive
+ * taker holds io_gate and raises excl_wait while it waits, and a reader
+ * that holds no io_lock yet passes through the gate first; a reader that
+ * already holds one (this thread, any description) goes straight on, as
+ * the reader-preferring lock lets it.
+ */
+static __thread int io_held;
+
+void ofd_io_init(struct shim_ofd *o)
+{
+	pthread_rwlock_init(&o->io_lock, NULL);
+	pthread_mutex_init(&o->io_gate, NULL);
+	atomic_store(&o->excl_wait, 0);
+}
+
+void ofd_io_read(struct shim_ofd *o)
+{
+	if (!io_held &&
+	    atomic_load_explicit(&o->excl_wait, memory_order_relaxed)) {
+		pthread_mutex_lock(&o->io_gate);
+		pthread_mutex_unlock(&o->io_gate);
+	}
+	pthread_rwlock_rdlock(&o->io_lock);
+	io_held++;
+}
+
+void ofd_io_write(struct shim_ofd *o)
+{
+	pthread_mutex_lock(&o->io_gate);
+	atomic_fetch_add(&o->excl_wait, 1);
+	pthread_rwlock_wrlock(&o->io_lock);
+	atomic_fetch_sub(&o->excl_wait, 1);
+	pthread_mutex_unlock(&o->io_gate);
+	io_held++;
+}
+
+void ofd_io_done(struct shim_ofd *o)
+{
+	io_held--;
+	pthread_rwlock_unlock(&o->io_lock);
 }
 
 /* ofd_flush with o's io_lock held. */
@@ -467,9 +517,9 @@ int ofd_flush(struct shim_ofd *o, bool durable)
 {
 	int ret;
 
-	pthread_rwlock_rdlock(&o->io_lock);
+	ofd_io_read(o);
 	ret = ofd_flush_locked(o, durable);
-	pthread_rwlock_unlock(&o->io_lock);
+	ofd_io_done(o);
 	return ret;
 }
 
@@ -489,7 +539,7 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 	 * flags; nothing to close, nothing to put back. */
 	was_served = !ino->passthrough;
 	for (o = ino->ofds; o; o = o->inode_next) {
-		pthread_rwlock_wrlock(&o->io_lock);
+		ofd_io_write(o);
 		ofd_close_wf(o);
 	}
 	if (fn && was_served) {
@@ -535,7 +585,7 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 		inode_release(ino);
 	}
 	for (o = ino->ofds; o; o = o->inode_next)
-		pthread_rwlock_unlock(&o->io_lock);
+		ofd_io_done(o);
 	pthread_mutex_unlock(&reg_lock);
 	return ret;
 }
@@ -661,14 +711,14 @@ void shim_flush_all(bool durable)
 	pthread_mutex_lock(&reg_lock);
 	for (ino = inodes; ino; ino = ino->next)
 		for (o = ino->ofds; o; o = o->inode_next) {
-			pthread_rwlock_rdlock(&o->io_lock);
+			ofd_io_read(o);
 			ofd_flush_locked(o, durable);
 			/* a spawned child: the kernel position must be right;
 			 * once passed through the kernel's is the program's,
 			 * and o->pos is stale */
 			if (o->wf)
 				real.lseek(o->realfd, o->pos, SEEK_SET);
-			pthread_rwlock_unlock(&o->io_lock);
+			ofd_io_done(o);
 		}
 	pthread_mutex_unlock(&reg_lock);
 }
@@ -687,7 +737,7 @@ void shim_close_all(void)
 			continue;
 		ino->passthrough = true;
 		for (o = ino->ofds; o; o = o->inode_next) {
-			pthread_rwlock_wrlock(&o->io_lock);
+			ofd_io_write(o);
 			if (o->wf) {
 				ofd_close_wf(o);
 				real.lseek(o->realfd, o->pos, SEEK_SET);
@@ -695,7 +745,7 @@ void shim_close_all(void)
 		}
 		inode_release(ino);
 		for (o = ino->ofds; o; o = o->inode_next)
-			pthread_rwlock_unlock(&o->io_lock);
+			ofd_io_done(o);
 	}
 	pthread_mutex_unlock(&reg_lock);
 	shim_stats_report();
@@ -745,7 +795,7 @@ static void atfork_child(void)
 	for (ino = inodes; ino; ino = ino->next) {
 		ino->passthrough = true;
 		for (o = ino->ofds; o; o = o->inode_next) {
-			pthread_rwlock_init(&o->io_lock, NULL);
+			ofd_io_init(o);
 			pthread_mutex_init(&o->pos_lock, NULL);
 			o->wf = NULL;
 		}

@@ -254,16 +254,16 @@ static int fionread(struct shim_ofd *o, int *out)
 	off_t size;
 
 	pthread_mutex_lock(&o->pos_lock);
-	pthread_rwlock_rdlock(&o->io_lock);
+	ofd_io_read(o);
 	if (!o->wf) {
-		pthread_rwlock_unlock(&o->io_lock);
+		ofd_io_done(o);
 		pthread_mutex_unlock(&o->pos_lock);
 		return 0;
 	}
 	size = wtio_file_size(o->wf);
 	*out = size > o->pos ? (int)(size - o->pos > INT32_MAX ? INT32_MAX :
 				     size - o->pos) : 0;
-	pthread_rwlock_unlock(&o->io_lock);
+	ofd_io_done(o);
 	pthread_mutex_unlock(&o->pos_lock);
 	return 1;
 }

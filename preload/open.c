@@ -493,13 +493,13 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		if (r >= 0 && (o = fd_get(fd))) {
 			/* served, the description has O_DIRECT and no
 			 * O_APPEND (wtio's writes); show the program's */
-			pthread_rwlock_rdlock(&o->io_lock);
+			ofd_io_read(o);
 			if (o->wf)
 				r = (r & ~O_APPEND) | (o->oflags & O_APPEND);
 			/* an O_WRONLY open is served on O_RDWR (fdtable.c) */
 			r = (r & ~(O_DIRECT | O_ACCMODE)) |
 			    (o->oflags & (O_DIRECT | O_ACCMODE));
-			pthread_rwlock_unlock(&o->io_lock);
+			ofd_io_done(o);
 			ofd_put(o);
 		}
 		return r;
@@ -514,7 +514,7 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		/* Served: the description keeps wtio's O_DIRECT and no
 		 * O_APPEND; passed through: the program's flags, but never
 		 * O_DIRECT (the shim does that through wtio's flags). */
-		pthread_rwlock_rdlock(&o->io_lock);
+		ofd_io_read(o);
 		if (o->wf)
 			r = real.fcntl(fd, cmd, (void *)(long)
 				       ((v & ~O_APPEND) | O_DIRECT));
@@ -522,7 +522,7 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 			r = real.fcntl(fd, cmd, (void *)(long)(v & ~O_DIRECT));
 		if (r == 0)
 			o->oflags = (o->oflags & ~settable) | (v & settable);
-		pthread_rwlock_unlock(&o->io_lock);
+		ofd_io_done(o);
 		ofd_put(o);
 		return r;
 	}

@@ -42,7 +42,7 @@ static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
 		return -EINVAL;
 	if (use_pos)
 		pthread_mutex_lock(&o->pos_lock);
-	pthread_rwlock_rdlock(&o->io_lock);
+	ofd_io_read(o);
 	if (!o->wf) {
 		*passthrough = true;
 		r = 0;
@@ -87,7 +87,7 @@ static ssize_t served_rw(struct shim_ofd *o, const struct iovec *iov,
 	if (r > 0 && use_pos)
 		o->pos = off + r;
 out:
-	pthread_rwlock_unlock(&o->io_lock);
+	ofd_io_done(o);
 	if (use_pos)
 		pthread_mutex_unlock(&o->pos_lock);
 	return r;
@@ -269,9 +269,9 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 	if (!(o = fd_get(fd)))
 		return real.lseek(fd, off, whence);
 	pthread_mutex_lock(&o->pos_lock);
-	pthread_rwlock_rdlock(&o->io_lock);
+	ofd_io_read(o);
 	if (!o->wf) {
-		pthread_rwlock_unlock(&o->io_lock);
+		ofd_io_done(o);
 		pthread_mutex_unlock(&o->pos_lock);
 		ofd_put(o);
 		return real.lseek(fd, off, whence);
@@ -283,7 +283,7 @@ SHIM_API off_t lseek(int fd, off_t off, int whence)
 				    wtio_file_max_size(o->wf));
 	if (r >= 0)
 		o->pos = r;
-	pthread_rwlock_unlock(&o->io_lock);
+	ofd_io_done(o);
 	pthread_mutex_unlock(&o->pos_lock);
 	ofd_put(o);
 	return shim_ret(r);

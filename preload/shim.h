@@ -158,6 +158,10 @@ struct shim_inode {
 /* One open file description (what dup shares). */
 struct shim_ofd {
 	pthread_rwlock_t io_lock;	/* shared: I/O; exclusive: wf changes */
+	/* held by a thread waiting to take io_lock exclusive, with
+	 * excl_wait up: new readers queue behind it (fdtable.c) */
+	pthread_mutex_t io_gate;
+	atomic_int excl_wait;
 	pthread_mutex_t pos_lock;	/* f_pos_lock: read/write/lseek */
 	atomic_int refs;		/* table slots + calls in progress */
 	struct wtio_file *wf;		/* NULL once passed through */
@@ -192,6 +196,13 @@ bool shim_served_size(dev_t dev, ino_t ino, off_t *size);
 struct shim_ofd *shim_inode_ofd(dev_t dev, ino_t ino);
 /* Flush the file's dirty data and make its backing size exact. */
 int ofd_flush(struct shim_ofd *o, bool durable);
+/* o's io_lock: shared (I/O), exclusive (its wtio handle changes), given
+ * back. Always through these: a waiting exclusive taker is not starved
+ * by readers that overlap. */
+void ofd_io_read(struct shim_ofd *o);
+void ofd_io_write(struct shim_ofd *o);
+void ofd_io_done(struct shim_ofd *o);
+void ofd_io_init(struct shim_ofd *o);
 /* Close every wtio handle of the inode (writing everything back), run fn
  * with the cache empty, then reopen them (or pass through for good when
  * keep_passthrough). Returns fn's result. */

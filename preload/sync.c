@@ -34,13 +34,13 @@
 		bool done_ = false;					\
 		shim_resolve();						\
 		if ((o_ = fd_get(fd))) {				\
-			pthread_rwlock_rdlock(&o_->io_lock);		\
+			ofd_io_read(o_);		\
 			if (o_->wf) {					\
 				struct wtio_file *wf = o_->wf;		\
 				r_ = (body);				\
 				done_ = true;				\
 			}						\
-			pthread_rwlock_unlock(&o_->io_lock);		\
+			ofd_io_done(o_);		\
 			ofd_put(o_);					\
 		}							\
 		if (done_)						\
@@ -173,10 +173,10 @@ static int falloc_limit(int fd, off_t off, off_t len)
 	shim_resolve();
 	if (!(o = fd_get(fd)))
 		return 0;
-	pthread_rwlock_rdlock(&o->io_lock);
+	ofd_io_read(o);
 	if (o->wf && (o->oflags & O_ACCMODE) != O_RDONLY)
 		r = shim_falloc_limit(off, len, wtio_file_max_size(o->wf));
-	pthread_rwlock_unlock(&o->io_lock);
+	ofd_io_done(o);
 	ofd_put(o);
 	return r;
 }
