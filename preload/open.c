@@ -413,8 +413,11 @@ static int shared_fcntl(int fd, int cmd, void *arg, bool *done)
 	}
 	switch (cmd) {
 	case F_GETFL: {
-		const int mine = O_ACCMODE | O_APPEND | O_DIRECT | O_NONBLOCK |
-				 O_NOATIME;
+		/* O_ASYNC too: the kernel sets FASYNC on a description
+		 * when the holder's lease is put on it; the program cannot
+		 * have set it (that F_SETFL passes the file through) */
+		const int mine = O_ACCMODE | O_APPEND | O_ASYNC | O_DIRECT |
+				 O_NONBLOCK | O_NOATIME;
 
 		r = remote_fd_op(fd, HOP_GETFL, 0, 0, 0, &res, &val);
 		if (r < 0 || (r == 1 && res < 0))
@@ -494,8 +497,11 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 			/* served, the description has O_DIRECT and no
 			 * O_APPEND (wtio's writes); show the program's */
 			ofd_io_read(o);
+			/* and the lease set FASYNC on it: the program's own
+			 * O_ASYNC is in oflags */
 			if (o->wf)
-				r = (r & ~O_APPEND) | (o->oflags & O_APPEND);
+				r = (r & ~(O_APPEND | O_ASYNC)) |
+				    (o->oflags & (O_APPEND | O_ASYNC));
 			/* an O_WRONLY open is served on O_RDWR (fdtable.c) */
 			r = (r & ~(O_DIRECT | O_ACCMODE)) |
 			    (o->oflags & (O_DIRECT | O_ACCMODE));

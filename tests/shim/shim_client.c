@@ -95,6 +95,9 @@ static void basic_flags(const char *dir)
 	fl = fcntl(fd, F_GETFL);
 	CHECK(fl >= 0 && (fl & O_ACCMODE) == O_WRONLY && (fl & O_APPEND) &&
 	      !(fl & O_DIRECT), "F_GETFL %#x", fl);
+	/* the holder's lease sets FASYNC on the description: not the
+	 * program's; F_SETFL(F_GETFL | O_NONBLOCK) would pass it through */
+	CHECK(!(fl & O_ASYNC), "F_GETFL shows the lease's O_ASYNC: %#x", fl);
 	CHECK(read(fd, buf, 1) < 0 && errno == EBADF, "read on O_WRONLY");
 	CHECK(write(fd, "a", 1) == 1, "append a");
 	if (fork() == 0) {

@@ -63,6 +63,9 @@ static void t_append(const char *d)
 	CHECK(fsize(fd) == 6);
 	CHECK(pread(fd, b, 6, 0) == 6 && !memcmp(b, "abcdef", 6));
 	CHECK(fcntl(fd, F_GETFL) & O_APPEND);
+	/* the shim's lease sets FASYNC on the description: not the
+	 * program's, and F_SETFL(F_GETFL | x) must not send it back */
+	CHECK(!(fcntl(fd, F_GETFL) & O_ASYNC));
 	CHECK(fcntl(fd, F_SETFL, 0) == 0);
 	CHECK(!(fcntl(fd, F_GETFL) & O_APPEND));
 	CHECK(lseek(fd, 1, SEEK_SET) == 1);
