@@ -65,6 +65,9 @@ struct htoken {
 static pthread_mutex_t procs_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t procs_cond = PTHREAD_COND_INITIALIZER;
 static int nr_watched;		/* processes whose end is not yet heard */
+/* dead parents' tokens being handed to their possible children: a claim
+ * that finds no token waits for that (procs_cond) */
+static int nr_orphaning;
 static struct hproc *proc_hash[PROC_BUCKETS];
 static struct htoken *tokens;
 static uint64_t next_token = 1;
@@ -329,8 +332,18 @@ struct hproc *hproc_hello(pid_t pid, int pidfd, unsigned int flags,
 	p = get_locked(pid, pidfd);
 	if (p)
 		p->users++;
-	if (p && (flags & HELLO_CLAIM))
+	if (p && (flags & HELLO_CLAIM)) {
 		t = take_token_locked(token);
+		/* The token's parent died before its FORK_DONE and the token
+		 * is being handed to the processes that may be its child,
+		 * this one among them (orphan_tokens): answered before that,
+		 * this child's first request would find none of the
+		 * descriptors it inherited (EBADF). */
+		while (!t && nr_orphaning) {
+			pthread_cond_wait(&procs_cond, &procs_lock);
+			t = take_token_locked(token);
+		}
+	}
 	pthread_mutex_unlock(&procs_lock);
 	if (!p) {
 		if (t)
@@ -558,7 +571,11 @@ static void orphan_tokens(pid_t parent)
 			pt = &t->next;
 		}
 	}
+	if (mine)
+		nr_orphaning++;
 	pthread_mutex_unlock(&procs_lock);
+	if (!mine)
+		return;
 	while ((t = mine)) {
 		mine = t->next;
 		if (hand_orphan(t))
@@ -570,6 +587,10 @@ static void orphan_tokens(pid_t parent)
 		tokens = t;
 		pthread_mutex_unlock(&procs_lock);
 	}
+	pthread_mutex_lock(&procs_lock);
+	nr_orphaning--;
+	pthread_cond_broadcast(&procs_cond);
+	pthread_mutex_unlock(&procs_lock);
 }
 
 struct hofd *hproc_ofd(struct hproc *p, uint64_t id)
