@@ -157,7 +157,8 @@ bool hreport_lost(struct hrec *r, int log_fd, pid_t holder, int wstatus,
 		    (unsigned long long)atomic_load(&r->other_files),
 		    (unsigned long long)other);
 		total += other;
-		files++;
+		/* the files counted together, each, not the one slot */
+		files += (int)atomic_load(&r->other_files) ?: 1;
 	}
 	if (!total && !wrong) {
 		say("nothing was lost: every write acknowledged to the program had been written back");
