@@ -29,6 +29,7 @@
 #include "record.h"
 #include "serve.h"
 #include "shm.h"
+#include "world.h"
 
 #define SETFL_FLAGS (O_APPEND | O_ASYNC | O_DIRECT | O_NOATIME | O_NONBLOCK)
 /* F_GETFL on a 64-bit kernel always shows O_LARGEFILE's bit */
@@ -358,6 +359,15 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 	if (!c->buf || !memchr(c->buf, 0, c->buf_size < PATH_MAX ?
 				c->buf_size : PATH_MAX)) {
 		rep->status = -ENAMETOOLONG;
+		return;
+	}
+	/* paths of another mount namespace or root name other files */
+	if (!hworld_same(hproc_pid(c->proc))) {
+		HSTAT_INC(opens_not_served);
+		HSTAT_INC(not_served_other);
+		hdebug("%s: not served: opened from another mount namespace or root (process %d)",
+		       c->buf, (int)hproc_pid(c->proc));
+		rep->status = HOLDER_NOT_SERVED;
 		return;
 	}
 	if (req->arg[2]) {
