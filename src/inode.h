@@ -113,6 +113,10 @@ struct wtio_inode {
 	/* Every recorded error bumps err_seq (a plain count, for "did an
 	 * error happen meanwhile"); err_last is the latest errno. */
 	_Atomic uint64_t err_seq;
+	/* Bumped when a failed write-back gives folios back dirty, before
+	 * they leave writeback (ioend.c): a sync pass that began before
+	 * that could not have written them (sync.c). */
+	_Atomic uint64_t redirty_seq;
 	_Atomic int err_last;
 	/* What handles report, once each: the kernel's errseq_t (errno in
 	 * the low 12 bits, WTIO_ERRSEQ_SEEN, a counter above; errseq.h). */

@@ -38,6 +38,7 @@
 #include "errseq.h"
 #include "stats.h"
 #include "stripe.h"
+#include "test_hooks.h"
 
 struct wtio_ioend {
 	struct wtio_io_req io_req;
@@ -193,6 +194,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	wtio_write_io_end(inode, ioend->io_extending, ioend->io_offset,
 			  ioend->io_done, ioend->io_size, error,
 			  !ioend_space_error_is_writers(ioend, error));
+	if (error)
+		WTIO_TEST_HOOK(WTIO_TP_WB_FAILED, NULL);
 	/* The folios whose last I/O this was end their writeback together
 	 * (one pass over the list's lock), before any of them is dropped. */
 	for (i = ioend->io_nr_segs; i-- > 0;) {
@@ -209,6 +212,8 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 			ended[n++] = folio;
 		}
 	}
+	if (error)
+		atomic_fetch_add(&inode->redirty_seq, 1);
 	wtio_folios_finish_writeback(inode, ended, n);
 	/* Dropped only after an I/O that succeeded, and only clean and
 	 * idle (wtio_folio_drop_behind): a folio given back dirty by a
@@ -599,6 +604,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		/* Nothing could be queued (allocation failure). */
 		if (folio->ifs_dirty)
 			wtio_folio_mark_dirty(inode, folio);
+		atomic_fetch_add(&inode->redirty_seq, 1);
 		folio->wb_blocks = 0;
 		wtio_folio_finish_writeback(inode, folio);
 	}

@@ -20,7 +20,7 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 		      unsigned int how)
 {
 	bool go_on = !(how & WTIO_DURABLE_STOP);
-	uint64_t seq = atomic_load(&inode->err_seq);
+	uint64_t seq = atomic_load(&inode->redirty_seq);
 	int ret, err;
 
 	ret = wtio_writeback_range(inode, start, end, WB_SYNC, 0, 0);
@@ -31,8 +31,13 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 	/* Write-back in flight when the pass looked (a flusher's, or
 	 * started) that failed meanwhile gave its folios back dirty, where
 	 * the pass never saw them: once more, for those (it is reported as
-	 * well, through errseq), or a close would drop them. */
-	if (!ret && atomic_load(&inode->err_seq) != seq) {
+	 * well, through errseq), or a close would drop them. The count is
+	 * bumped before those folios leave writeback, and the wait above
+	 * saw them leave; one bumped before seq was read had its folios
+	 * dirty again before this pass's cutoff, so the pass wrote them.
+	 * (err_seq would not do: the error is recorded before the folios
+	 * are given back, so a pass starting in between misses both.) */
+	if (!ret && atomic_load(&inode->redirty_seq) != seq) {
 		ret = wtio_writeback_range(inode, start, end, WB_SYNC, 0, 0);
 		wtio_wait_writeback_range(inode, start, end);
 	}

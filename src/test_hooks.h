@@ -26,6 +26,9 @@ enum wtio_test_point {
 	WTIO_TP_SLOT_HIT,	/* the inode's slot named the folio wanted */
 	WTIO_TP_SLOT_STALE,	/* the inode's slot named another folio */
 	WTIO_TP_SLOT_KEEP,	/* unhash: nonzero leaves the slot set */
+	WTIO_TP_WB_FAILED,	/* a write-back I/O failed: its error is
+				 * recorded, its folios not yet given back
+				 * dirty (f is NULL) */
 };
 struct wtio_folio;
 #ifdef WTIO_TEST_HOOKS
