@@ -107,8 +107,15 @@ int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 	int ret = 0;
 
 	/* No lock is held here: the waits reap the started writeback. */
-	if (flags & WTIO_SYNC_RANGE_WAIT_BEFORE)
+	if (flags & WTIO_SYNC_RANGE_WAIT_BEFORE) {
 		wtio_wait_writeback_range_reaping(inode, off, end);
+		/* As Linux's: an error the first wait finds ends the call,
+		 * before any write (the caller learns of it now, and its
+		 * retry decides what to write). */
+		ret = wtio_file_check_error(file);
+		if (ret)
+			return ret;
+	}
 	if (flags & WTIO_SYNC_RANGE_WRITE)
 		ret = wtio_writeback_range(inode, off, end,
 				(flags & WTIO_SYNC_RANGE_WAIT_AFTER) ?

@@ -9,7 +9,8 @@
  * waits for the writeback in flight on the range, and only for that;
  * WRITE | WAIT_AFTER leaves the range clean and on disk; a failed I/O of
  * a started WRITE is reported by the next WAIT_AFTER of the handle, once,
- * and by the fsync of another handle (errseq), and fsync rewrites it.
+ * and by the fsync of another handle (errseq), and fsync rewrites it;
+ * a WAIT_BEFORE that finds an error returns it before writing anything.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -290,11 +291,56 @@ static void started_write_error(void)
 	printf("  a started WRITE's failure: reported once a handle, rewritten\n");
 }
 
+/* A WAIT_BEFORE that finds a started WRITE's error returns it at once
+ * and writes nothing (Linux's sync_file_range): the second half, dirty,
+ * stays dirty; the next call, with nothing to report, writes it. */
+static void wait_before_error_skips_write(void)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule eio = { .ops = WTIO_FAULT_WRITE, .count = 1,
+				       .error = EIO };
+	const unsigned int all = WTIO_SYNC_RANGE_WAIT_BEFORE |
+		WTIO_SYNC_RANGE_WRITE | WTIO_SYNC_RANGE_WAIT_AFTER;
+	const char *path = t_tmpfile("sfr-wb-eio");
+	uint8_t *shadow = t_malloc(FLEN);
+	struct t_rng rng = { 7 };
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint64_t dirty;
+
+	CHECK(fault);
+	ctx = setup(fault, path, shadow);
+	f = t_open(ctx, path, O_RDWR);
+	overwrite(f, shadow, 0, 41);
+	CHECK_OK(wtio_fault_add_rule(fault, &eio));
+	CHECK_OK(wtio_sync_range(f, 0, WSZ, WTIO_SYNC_RANGE_WRITE));
+	overwrite_scattered(f, shadow, (off_t)HALF, &rng, 42);
+	dirty = stats(ctx).dirty_folios;
+	CHECK_EQ(wtio_sync_range(f, 0, 0, all), -EIO);
+	CHECK_EQ(wtio_fault_injected(fault), 1);
+	/* Nothing was started after the error: the failed 16 KiB came back
+	 * dirty, the second half's 16 overwrites are still dirty. */
+	CHECKF(stats(ctx).dirty_folios >= dirty,
+	       "WAIT_BEFORE's error did not stop the write: %llu dirty, "
+	       "%llu before", (unsigned long long)stats(ctx).dirty_folios,
+	       (unsigned long long)dirty);
+	CHECK_OK(wtio_sync_range(f, 0, 0, all));
+	CHECK_EQ(stats(ctx).dirty_folios, 0);
+	t_check_disk_equals(path, shadow, FLEN);
+	CHECK_OK(wtio_fsync(f));
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	wtio_fault_destroy(fault);
+	free(shadow);
+	printf("  WAIT_BEFORE's error: returned at once, nothing written\n");
+}
+
 int main(void)
 {
 	write_range_only();
 	wait_before_waits_for_started();
 	started_write_error();
+	wait_before_error_skips_write();
 	printf("sync_range_io: PASS\n");
 	return T_EXIT_PASS;
 }
