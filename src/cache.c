@@ -53,6 +53,11 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 	/* Touch the whole budget now: the budget is memory wtio owns, and
 	 * the I/O paths must not stall clearing pages on first use. */
 	madvise(ctx->arena, ctx->arena_size, MADV_POPULATE_WRITE);
+	/* Not into a fork's child: the child never touches the parent's
+	 * context (forked.h), and pages pinned for io_uring's registered
+	 * buffers would be copied at fork, the whole budget, in fork()
+	 * itself (0.2-0.7 s for 128 MiB). */
+	madvise(ctx->arena, ctx->arena_size, MADV_DONTFORK);
 	/* Huge pages for all that a hit touches at random (huge_map.c):
 	 * the data above, the descriptors (page-aligned, more than their
 	 * 32 bytes: folio.h), the buckets and the inodes' slots. */

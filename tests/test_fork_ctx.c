@@ -5,15 +5,18 @@
  * the child has no flusher or reaper threads; its io_uring rings are the
  * parent's, shared, and an AIO context is the parent mm's, so io_submit
  * would be EINVAL), and touches nothing of the parent's (its I/O, its
- * cache, its file on disk); a new context made in the child works. Over
+ * cache, its file on disk), and its arena is not in the child at all (no
+ * copy of the cache in fork); a new context made in the child works. Over
  * io_uring with its own channels, io_uring with AIO channels
  * (WTIO_CONFIG_AIO_CHANNELS) and psync, with dirty data, a write-through
  * file and a queue with requests done at the fork.
  */
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 
 #include "helpers.h"
+#include "ctx.h"
 
 #define FOLIO	4096
 #define LEN	(256 * 1024)
@@ -59,6 +62,15 @@ static void child(const char *name, const struct wtio_config *cfg,
 	static uint8_t buf[LEN], back[LEN];
 
 	alarm(30);	/* a hang is a kill, which the parent sees */
+	{
+		/* The parent's arena did not come along (MADV_DONTFORK):
+		 * its io_uring-pinned pages would have been copied in
+		 * fork() itself, the whole cache. */
+		unsigned char vec;
+
+		CCHECK(mincore(ctx->arena, 4096, &vec), -1);
+		CCHECK(errno, ENOMEM);
+	}
 	memset(buf, 0xcc, sizeof(buf));
 	CCHECK(wtio_pwrite(f, buf, 4096, 0, 0), -ECHILD);
 	CCHECK(wtio_pwrite(wt, buf, 4096, 0, WTIO_WRITETHROUGH), -ECHILD);
