@@ -223,6 +223,17 @@ static int close_writable(struct wtio_inode *inode, bool keep)
 	return wtio_make_durable(inode, 0, -1, 0);
 }
 
+/* Dirty data left after close's own write-back failed. */
+static bool close_left_dirty(struct wtio_inode *inode)
+{
+	bool dirty;
+
+	pthread_mutex_lock(&inode->dirty_lock);
+	dirty = inode->nr_dirty != 0;
+	pthread_mutex_unlock(&inode->dirty_lock);
+	return dirty;
+}
+
 int wtio_file_close(struct wtio_file *file)
 {
 	struct wtio_ctx *ctx = file->ctx;
@@ -235,6 +246,14 @@ int wtio_file_close(struct wtio_file *file)
 	atomic_store(&file->magic, WTIO_FILE_DEAD);
 	if ((file->oflags & O_ACCMODE) != O_RDONLY)
 		ret = close_writable(inode, keep);
+	/* Data its failed write-back gave back dirty stays cached, as a
+	 * kept inode's: a reopen reads it and its fsync retries it, and
+	 * leaving the cache retries it once more (the context's error if
+	 * that fails too, inode_evict.c). Evicted now, it would be lost
+	 * to a transient error, with the size on disk already covering
+	 * it: a reopen would read zeros. */
+	if (ret && !keep && close_left_dirty(inode))
+		keep = true;
 	err = wtio_file_check_error(file);
 	if (err)
 		ret = err;

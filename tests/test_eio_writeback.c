@@ -4,7 +4,9 @@
  * the first write I/O makes fsync return -EIO exactly once, the data stays
  * dirty and the next fsync writes it (returns 0, data on disk); a second
  * handle opened before the error sees it once on its own fsync; closing a
- * handle with an unreported error returns it. An EIO on a read I/O fails
+ * handle with an unreported error returns it; a last close whose own
+ * write-back fails returns it and keeps the data cached, for a reopen
+ * to read and write. An EIO on a read I/O fails
  * pread with -EIO, and a later pread returns the right data.
  */
 #include "helpers.h"
@@ -80,6 +82,60 @@ static void test_write_eio(uint32_t fs)
 	printf("  folio %u: write EIO reported once per handle, data retried: ok\n", fs);
 }
 
+/*
+ * The last close's own write-back fails: close reports it, and the data
+ * stays in the cache (kept, as a closed inode of WTIO_CONFIG_KEEP_CLOSED
+ * is): a reopen reads it, not the zeros the disk has under a size that
+ * already covers it, and its fsync writes it.
+ */
+static void test_last_close_eio(uint32_t fs)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule rule = {
+		.ops = WTIO_FAULT_WRITE, .count = 1, .error = EIO,
+	};
+	struct wtio_ctx *ctx = t_fault_ctx(fault, fs, 256);
+	const char *path = t_tmpfile("eio-close");
+	const size_t len = 61099, more = 65536 - 59911;
+	uint8_t *shadow = t_malloc(len + more);
+	struct wtio_file *f;
+
+	t_fill(shadow, len + more, 9, 0);
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	CHECK_EQ(wtio_pwrite(f, shadow, len, 0, 0), (long long)len);
+	CHECK_OK(wtio_fsync(f));
+	/* The write the review's exerciser lost: it extends the file. */
+	CHECK_EQ(wtio_pwrite(f, shadow + 59911, more, 59911, 0),
+		 (long long)more);
+	CHECK_OK(wtio_fault_add_rule(fault, &rule));
+	CHECK_EQ(wtio_close(f), -EIO);
+	CHECK_EQ(wtio_fault_injected(fault), 1);
+	f = t_open(ctx, path, O_RDWR);
+	CHECK_EQ(wtio_file_size(f), 59911 + (long long)more);
+	t_check_wtio_range(f, shadow, 59911 + more, 0, 59911 + more);
+	/* Reported once, by the close: the reopen's fsync writes it. */
+	CHECK_OK(wtio_fsync(f));
+	t_check_disk_equals(path, shadow, 59911 + more);
+	CHECK_OK(wtio_close(f));
+
+	/* Never reopened: the context's end writes it, and since the
+	 * close reported the error, has nothing more to report. */
+	f = t_open(ctx, path, O_RDWR);
+	t_fill(shadow, 5000, 10, 0);
+	CHECK_EQ(wtio_pwrite(f, shadow, 5000, 0, 0), 5000);
+	rule.count = 1;
+	CHECK_OK(wtio_fault_add_rule(fault, &rule));
+	CHECK_EQ(wtio_close(f), -EIO);
+	CHECK_EQ(wtio_fault_injected(fault), 2);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	t_check_disk_equals(path, shadow, 59911 + more);
+	wtio_fault_destroy(fault);
+	free(shadow);
+	unlink(path);
+	printf("  folio %u: last close's EIO: reported, data kept, rewritten: ok\n",
+	       fs);
+}
+
 static void test_read_eio(uint32_t fs)
 {
 	struct wtio_fault *fault = wtio_fault_create();
@@ -124,6 +180,8 @@ int main(void)
 	t_require_odirect();
 	test_write_eio(4096);
 	test_write_eio(65536);
+	test_last_close_eio(4096);
+	test_last_close_eio(16384);
 	test_read_eio(4096);
 	test_read_eio(65536);
 	printf("eio_writeback: PASS\n");
