@@ -189,6 +189,8 @@ struct holder_stats {
 	uint64_t seeks;			/* HOP_LSEEK asked (not answered
 					 * from the shared page) */
 	uint64_t sizes;			/* HOP_SIZE asked (fstat), the same */
+	uint64_t not_served_nofds;	/* the holder short of descriptors
+					 * (counted in not_served_other too) */
 };
 
 /*

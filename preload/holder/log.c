@@ -106,6 +106,7 @@ int hstats_write(const char *path)
 	P(opens_not_served);
 	P(not_served_elsewhere);
 	P(not_served_other);
+	P(not_served_nofds);
 	/* demoted[] by enum holder_demote_reason, and their sum */
 	for (i = 0; i < 4; i++) {
 		fprintf(f, "demoted_%s %llu\n", reasons[i],

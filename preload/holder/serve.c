@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "ctx.h"
+#include "fds.h"
 #include "lease.h"
 #include "log.h"
 #include "record.h"
@@ -217,6 +218,10 @@ static int setup(struct hinode *ino, int pfd, bool created, int flags,
 	struct hofd *o;
 	int fd, fl, ret;
 
+	if (!created && hfds_short()) {
+		ret = -EMFILE;	/* not served: hserve_open */
+		goto fail;
+	}
 	if (created) {
 		fd = fcntl(pfd, F_DUPFD_CLOEXEC, 3);
 		fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
@@ -354,28 +359,8 @@ static void uncreate(int dirfd, const char *path, const struct stat *st)
 		unlinkat(dirfd, path, 0);
 }
 
-/* At least n descriptors can still be opened (a probe: other threads may
- * take them meanwhile). */
-static bool fds_left(int n)
-{
-	int got[8], i, k = 0;
-	bool ok = true;
-
-	for (i = 0; i < n && i < 8; i++) {
-		got[k] = fcntl(0, F_DUPFD_CLOEXEC, 3);
-		if (got[k] < 0) {
-			ok = errno != EMFILE && errno != ENFILE;
-			break;
-		}
-		k++;
-	}
-	while (k)
-		close(got[--k]);
-	return ok;
-}
-
-int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
-		struct hofd **ofd, int *send_fd)
+static int serve_open(int dirfd, const char *path, int flags, mode_t mode,
+		      struct hofd **ofd, int *send_fd)
 {
 	bool excl = (flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL);
 	bool created = false, claimed;
@@ -391,9 +376,11 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 		return not_served(path, "O_PATH, O_DIRECTORY or O_TMPFILE", false);
 	if ((flags & O_TRUNC) && acc == O_RDONLY)
 		return not_served(path, "O_TRUNC on a read-only open", false);
-	/* as the kernel, which takes the descriptor before it creates the
-	 * file: no descriptors left, nothing created */
-	if ((flags & O_CREAT) && !fds_left(4))
+	/* The holder's descriptors are not the program's: a holder short of
+	 * them serves no new file (fds.c), and the program's own open gives
+	 * the kernel's answer. Before anything is created; a file that
+	 * exists is looked at in setup, as a served one costs none. */
+	if ((flags & O_CREAT) && hfds_short())
 		return -EMFILE;
 	for (tries = 0;; tries++) {
 		pfd = openat(dirfd, path, O_PATH | O_CLOEXEC |
@@ -479,5 +466,27 @@ int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
 		uncreate(dirfd, path, &st);
 	if (ret == 0 && !claimed)
 		HSTAT_INC(opens_served);
+	return ret;
+}
+
+int hserve_open(int dirfd, const char *path, int flags, mode_t mode,
+		struct hofd **ofd, int *send_fd)
+{
+	int ret = serve_open(dirfd, path, flags, mode, ofd, send_fd);
+
+	/* Only the holder's own descriptors ran out (EMFILE), or the
+	 * system's (ENFILE), at any step: nothing is left created or
+	 * changed that the program's own open would not do again (a file
+	 * the holder created is gone again, uncreate; an O_TRUNC made is
+	 * the program's own open's too), so the program opens it with the
+	 * kernel, whose answer it gets; the program's own lack of a
+	 * descriptor for the reply is told by the client (remote_open). */
+	if (ret == -EMFILE || ret == -ENFILE) {
+		HSTAT_INC(not_served_nofds);
+		ret = not_served(path, ret == -EMFILE ?
+				 "the holder is short of descriptors" :
+				 "no descriptor left in the system (ENFILE)",
+				 false);
+	}
 	return ret;
 }
