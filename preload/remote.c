@@ -466,7 +466,51 @@ int rc_buffer(struct rconn *c, size_t need)
 	munmap(c->buf, c->size);
 	c->buf = map;
 	c->size = size;
+	c->used_hi = 0;	/* a new memfd: nothing allocated yet */
 	return 0;
+}
+
+/*
+ * The pages of a grown buffer past HOLDER_BUF_MIN go back once the thread
+ * has gone back to small calls (REVIEW B10): otherwise one 64 MiB call
+ * left 64 MiB resident for the connection's life, in this process and in
+ * the holder, which maps the same memfd. Not after every large call: the
+ * next one would fault every page in again, in both processes, and a run
+ * of 16 MiB reads went ten times slower (318 against 2703 MiB/s, on a
+ * shared 2-core VM). The mapping and the memfd keep their size (the
+ * holder sealed it against shrinking: a shrink under its copy would
+ * fault it); MADV_REMOVE punches the pages out of the memfd itself, so
+ * both mappings lose them, and a later large call faults in zeroed pages.
+ * Safe between calls: one request at a time on a connection, and the
+ * holder touches the buffer only while it serves one. Best effort: a
+ * kernel that refuses keeps the pages, as before.
+ */
+void rc_trim(struct rconn *c, size_t used)
+{
+	static atomic_bool said;
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t end;
+
+	if (used > HOLDER_BUF_MIN) {
+		end = used < c->size ? used : c->size;
+		if (end > c->used_hi)
+			c->used_hi = end;
+		c->small_calls = 0;
+		return;
+	}
+	if (c->used_hi <= HOLDER_BUF_MIN || ++c->small_calls < RC_TRIM_AFTER)
+		return;
+	end = c->used_hi;
+	if (pg > 0)
+		end = (end + (size_t)pg - 1) / (size_t)pg * (size_t)pg;
+	if (end > c->size)
+		end = c->size;
+	c->used_hi = 0;
+	c->small_calls = 0;
+	if (madvise((char *)c->buf + HOLDER_BUF_MIN, end - HOLDER_BUF_MIN,
+		    MADV_REMOVE) < 0 && !atomic_exchange(&said, true))
+		shim_debug("a grown buffer keeps its memory (madvise MADV_REMOVE: %s)",
+			   strerror(errno));
 }
 
 void rc_atfork_prepare(void)

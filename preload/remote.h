@@ -25,6 +25,9 @@ struct rconn {
 	bool busy;		/* a call in progress (a signal handler's
 				 * call gets a connection of its own) */
 	bool temp;		/* that one: closed after the call */
+	size_t used_hi;		/* pages up to here may hold a large
+				 * call's data (past HOLDER_BUF_MIN) */
+	unsigned int small_calls;	/* since the last large call */
 	struct rconn *next;
 };
 
@@ -47,6 +50,12 @@ void rc_put(struct rconn *c);
 /* Grow c's buffer to at least need bytes (up to HOLDER_BUF_MAX); 0 or
  * -errno (c keeps the buffer it had). */
 int rc_buffer(struct rconn *c, size_t need);
+/* A data call that used the buffer's first used bytes is done: after
+ * RC_TRIM_AFTER calls of at most HOLDER_BUF_MIN in a row, the pages a
+ * larger one used past HOLDER_BUF_MIN are given back (the buffer keeps
+ * its size, its memory returns to HOLDER_BUF_MIN). */
+#define RC_TRIM_AFTER 16
+void rc_trim(struct rconn *c, size_t used);
 /* One request and its reply. send_fd >= 0 travels with it; a descriptor
  * in the reply lands in *recv_fd (-1 if none; closed if recv_fd is NULL),
  * close-on-exec when cloexec. 0, or -EIO once the holder is gone (then

@@ -99,6 +99,7 @@ ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
 		if ((size_t)rp.status < chunk)
 			break;
 	} while (done < total);
+	rc_trim(c, total);
 	rc_put(c);
 	/* bytes moved before an error are what the call did */
 	return done ? (ssize_t)done : ret;
