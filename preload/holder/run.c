@@ -11,7 +11,8 @@
  * so waitpid's ECHILD says the last one has exited; it then closes every
  * file (write-back, exact size) and exits. When the program leaves no
  * process behind, the holder writes everything back before it reports
- * the status, so that the files are complete when wtio-run returns; with
+ * the status, so that the files are complete when wtio-run returns (ones
+ * only dying are waited for); with
  * processes left (a daemon), it reports at once and writes back when the
  * last one ends (an open of a served file by anyone meanwhile breaks the
  * holder's lease, and waits for the write-back).
@@ -28,6 +29,7 @@
  * lost; when the front returns while the holder serves processes left
  * behind, a watchdog it forks takes that over (report.c).
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -125,6 +127,100 @@ static bool reap_others(void)
 	return p < 0 && errno == ECHILD;
 }
 
+/* Whether the process is on its way out: exiting (PF_EXITING), or with
+ * a SIGKILL pending that it has not acted on yet. */
+static bool pid_dying(const char *pid)
+{
+	char path[64], buf[4096];
+	unsigned long flags = 0;
+	unsigned long long pend;
+	const char *p;
+	ssize_t n;
+	int fd, i;
+
+	snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;		/* gone already */
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	/* past "pid (comm) ": state is field 3, flags field 9 */
+	p = strrchr(buf, ')');
+	for (i = 0; p && i < 7; i++)
+		p = strchr(p + 1, ' ');
+	if (p && sscanf(p + 1, "%lu", &flags) == 1 && (flags & 0x4))
+		return true;
+	snprintf(path, sizeof(path), "/proc/%s/status", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = 0;
+	for (p = buf; (p = strstr(p, "Pnd:\t")); p += 5)
+		if (sscanf(p + 5, "%llx", &pend) == 1 &&
+		    (pend & (1ull << (SIGKILL - 1))))
+			return true;
+	return false;
+}
+
+/*
+ * After the program's own process: true once no other is left, waiting
+ * while the ones left are only dying (SIGKILLed by the program just
+ * before it ended, a large one's exit): they are not daemons left
+ * behind, and returning before their end would return before the
+ * write-back. False at once when one lives on, or after 10 s.
+ */
+static bool others_end(void)
+{
+	for (int tries = 0; tries < 2000; tries++) {
+		char path[320], buf[4096];
+		bool dying = true, any = false;
+		DIR *d;
+		struct dirent *e;
+
+		if (reap_others())
+			return true;
+		d = opendir("/proc/self/task");
+		if (!d)
+			return false;
+		while (dying && (e = readdir(d))) {
+			ssize_t n;
+			char *tok, *save;
+			int fd;
+
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+				 e->d_name);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				continue;
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			buf[n] = 0;
+			for (tok = strtok_r(buf, " \n", &save); tok && dying;
+			     tok = strtok_r(NULL, " \n", &save)) {
+				any = true;
+				dying = pid_dying(tok);
+			}
+		}
+		closedir(d);
+		/* none listed (no /proc children files): as before */
+		if (!dying || !any)
+			return false;
+		usleep(5000);
+	}
+	return false;
+}
+
 static void holder_loop(int front_fd, pid_t child)
 {
 	bool reported = false;
@@ -136,8 +232,11 @@ static void holder_loop(int front_fd, pid_t child)
 		if (p == child) {
 			child_alive = 0;
 			/* Nothing else left: the files are written back
-			 * before wtio-run returns. */
-			if (reap_others() && hconn_wait_idle(2000)) {
+			 * before wtio-run returns. The processes are gone,
+			 * so their connections end (no time limit, as at
+			 * ECHILD below: a loaded machine may take seconds
+			 * to close a dead process's sockets). */
+			if (others_end() && hconn_wait_idle(-1)) {
 				/* every death heard: its references dropped
 				 * (and counted) before the end's counters */
 				hproc_wait_ended(2000);
