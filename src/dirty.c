@@ -33,8 +33,10 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	atomic_fetch_add(&ctx->nr_dirty, 1);
 	/* Its last write failed: only fsync retries it (see ioend_finish),
 	 * so it counts apart from the data the flushers can clean. */
-	if (old & FOLIO_ERROR)
+	if (old & FOLIO_ERROR) {
 		atomic_fetch_add(&ctx->nr_dirty_error, 1);
+		atomic_fetch_add(&inode->nr_dirty_error, 1);
+	}
 
 	/* Queued already: a flusher will find this folio on the list. One
 	 * that took the inode off the queue re-checks nr_dirty after its
@@ -92,8 +94,10 @@ static bool folio_clear_dirty(struct wtio_inode *inode,
 	dirty_list_del(inode, folio);
 	pthread_mutex_unlock(&inode->dirty_lock);
 	atomic_fetch_sub(&ctx->nr_dirty, 1);
-	if (old & FOLIO_ERROR)
+	if (old & FOLIO_ERROR) {
 		atomic_fetch_sub(&ctx->nr_dirty_error, 1);
+		atomic_fetch_sub(&inode->nr_dirty_error, 1);
+	}
 	dirty_wake_throttled(ctx);
 	return true;
 }
@@ -317,8 +321,10 @@ void wtio_folios_start_writeback(struct wtio_inode *inode,
 				dirty_list_del(inode, v[i]);
 		pthread_mutex_unlock(&inode->dirty_lock);
 		atomic_fetch_sub(&ctx->nr_dirty, cleared);
-		if (errors)
+		if (errors) {
 			atomic_fetch_sub(&ctx->nr_dirty_error, errors);
+			atomic_fetch_sub(&inode->nr_dirty_error, errors);
+		}
 		dirty_wake_throttled(ctx);
 	}
 	for (i = 0; i < n; i++) {

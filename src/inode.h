@@ -91,6 +91,9 @@ struct wtio_inode {
 	pthread_mutex_t dirty_lock;
 	struct wtio_folio_list dirty;	/* oldest first */
 	uint64_t nr_dirty;
+	/* Of them, given back by a failed write-back (FOLIO_ERROR): only
+	 * fsync or leaving the cache retries them (inode_keep.c). */
+	_Atomic int64_t nr_dirty_error;
 	_Atomic int64_t nr_writeback;
 	pthread_mutex_t wb_list_lock;
 	struct wtio_folio_list wb_folios; /* folios under writeback */

@@ -10,7 +10,8 @@
  * Descriptors are the limited resource (the program's own table, in the
  * shim), so at most max_kept are kept: half the soft RLIMIT_NOFILE when
  * the first is kept, at most 65536, at least 16. Past it the oldest is
- * evicted, a clean one among the oldest few first (it costs no I/O), and
+ * evicted, a clean one among the oldest few first (it costs no I/O), then
+ * one that holds no data a failed write-back gave back, and
  * from 7/8 of the cap on the flushers are kicked now and then so that
  * the oldest are clean by the time they go.
  */
@@ -23,8 +24,10 @@
 
 #define KEEP_MIN 16
 #define KEEP_MAX 65536
-/* How far from the oldest a clean inode is looked for. */
+/* How far from the oldest a clean inode is looked for, and one whose
+ * dirty data is not all a failed write-back's. */
 #define KEEP_SCAN 8
+#define KEEP_SCAN_FAILED 64
 /* Closes between two kicks past half the cap. */
 #define KEEP_KICK_EVERY 64
 
@@ -70,6 +73,25 @@ static bool inode_clean(struct wtio_inode *inode)
 	return clean;
 }
 
+/*
+ * The oldest kept inode, passing over those that hold data a failed
+ * write-back gave back: such data leaves the cache only when nothing
+ * else can (eviction tries it once more, then it is lost, the
+ * context's error), so a transient fault and a busy cap do not lose it
+ * while other files can go. The list is not empty.
+ */
+static struct wtio_inode *keep_oldest_spared(struct wtio_ctx *ctx)
+{
+	struct wtio_inode *inode;
+	int i;
+
+	for (i = 0, inode = ctx->kept_head; inode && i < KEEP_SCAN_FAILED;
+	     i++, inode = inode->kept_next)
+		if (!atomic_load(&inode->nr_dirty_error))
+			return inode;
+	return ctx->kept_head;
+}
+
 struct wtio_inode *wtio_keep_locked(struct wtio_ctx *ctx,
 				    struct wtio_inode *inode, bool *kick)
 {
@@ -91,13 +113,15 @@ struct wtio_inode *wtio_keep_locked(struct wtio_ctx *ctx,
 		ctx->nr_keeps++ % KEEP_KICK_EVERY == 0;
 	if (ctx->nr_kept <= ctx->max_kept)
 		return NULL;
-	victim = ctx->kept_head;
+	victim = NULL;
 	for (i = 0, inode = ctx->kept_head; inode && i < KEEP_SCAN;
 	     i++, inode = inode->kept_next)
 		if (inode_clean(inode)) {
 			victim = inode;
 			break;
 		}
+	if (!victim)
+		victim = keep_oldest_spared(ctx);
 	keep_unlink(ctx, victim);
 	victim->evicting = true;
 	return victim;
@@ -111,10 +135,11 @@ void wtio_keep_revive_locked(struct wtio_ctx *ctx, struct wtio_inode *inode)
 
 struct wtio_inode *wtio_keep_take_oldest_locked(struct wtio_ctx *ctx)
 {
-	struct wtio_inode *inode = ctx->kept_head;
+	struct wtio_inode *inode;
 
-	if (!inode)
+	if (!ctx->kept_head)
 		return NULL;
+	inode = keep_oldest_spared(ctx);
 	keep_unlink(ctx, inode);
 	inode->evicting = true;
 	return inode;

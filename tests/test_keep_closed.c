@@ -11,7 +11,9 @@
  *  - a write-back EIO after the last close is reported by the next
  *    handle's fsync, or, with no handle, by wtio_ctx_destroy;
  *  - at most half the descriptor limit is kept, and an open that finds
- *    no descriptor left evicts the oldest instead of failing.
+ *    no descriptor left evicts the oldest instead of failing;
+ *  - past the cap, a file holding data a failed write-back gave back is
+ *    not evicted while another can be.
  */
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -329,6 +331,81 @@ static void test_cap_and_emfile(void)
 	printf("  at most half the descriptor limit kept; EMFILE evicts: ok\n");
 }
 
+/*
+ * Past the cap, a kept file whose data a failed write-back gave back is
+ * not the one evicted while others can go: its eviction would try once
+ * more and then lose it (here the fault outlasts that try). A reopen
+ * finds the data, and its fsync writes it.
+ */
+#define FAILED_AT 65536
+
+static void test_cap_spares_failed(void)
+{
+	struct wtio_fault *fault = wtio_fault_create();
+	/* The failed file's data lies at 64 KiB, the others' at 0: the
+	 * rule hits the failed file only. */
+	struct wtio_fault_rule rule = {
+		.ops = WTIO_FAULT_WRITE, .count = 2, .error = EIO,
+		.start = FAILED_AT, .end = FAILED_AT + 20000,
+	};
+	static char paths[40][96];
+	char dir[64];
+	const size_t len = 20000;
+	uint8_t *data = t_malloc(len * 40), *failed = t_malloc(FAILED_AT + len);
+	struct rlimit old, low;
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	int i;
+
+	CHECK_OK(getrlimit(RLIMIT_NOFILE, &old));
+	if (count_fds() > 12)
+		t_skip("%d descriptors open already", count_fds());
+	low = old;
+	low.rlim_cur = 64;		/* a cap of 32 kept files */
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &low));
+	snprintf(dir, sizeof(dir), "wtio-keep-failed.%d", (int)getpid());
+	CHECK_OK(mkdir(dir, 0700));
+	keep_config(&cfg, false);	/* no flusher writes within the test */
+	cfg.backend = WTIO_BACKEND_AUTO;
+	ctx = t_fault_ctx_create_or_skip(&cfg, fault);
+	for (i = 0; i < 40; i++)
+		snprintf(paths[i], sizeof(paths[i]), "%s/f%d", dir, i);
+	t_fill(data, len * 40, 77, 0);
+	f = open_or_skip(ctx, paths[0], O_RDWR | O_CREAT | O_TRUNC);
+	memset(failed, 0, FAILED_AT);
+	memcpy(failed + FAILED_AT, data, len);
+	CHECK_EQ(wtio_pwrite(f, data, len, FAILED_AT, 0), (long long)len);
+	CHECK_OK(wtio_fault_add_rule(fault, &rule));
+	CHECK_EQ(wtio_fsync(f), -EIO);	/* seen: close reports nothing */
+	CHECK_OK(wtio_close(f));
+	/* 39 more, each dirty when closed: 8 evictions past the cap. */
+	for (i = 1; i < 40; i++)
+		write_file(ctx, paths[i], data + (size_t)i * len, len);
+	CHECKF(wtio_fault_injected(fault) == 1,
+	       "the failed file was evicted: %llu faults",
+	       (unsigned long long)wtio_fault_injected(fault));
+	wtio_fault_clear_rules(fault);
+	f = open_or_skip(ctx, paths[0], O_RDWR);
+	t_check_wtio_range(f, failed, FAILED_AT + len, 0, FAILED_AT + len);
+	CHECK_OK(wtio_fsync(f));
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &old));
+	t_check_disk_equals(paths[0], failed, FAILED_AT + len);
+	for (i = 0; i < 40; i++) {
+		if (i)
+			t_check_disk_equals(paths[i], data + (size_t)i * len,
+					    len);
+		unlink(paths[i]);
+	}
+	rmdir(dir);
+	wtio_fault_destroy(fault);
+	free(data);
+	free(failed);
+	printf("  past the cap, a file with failed data is not the one evicted: ok\n");
+}
+
 int main(void)
 {
 	t_require_odirect();
@@ -337,6 +414,7 @@ int main(void)
 	test_unlink_recreate();
 	test_eio_after_close();
 	test_cap_and_emfile();
+	test_cap_spares_failed();
 	printf("keep_closed: PASS\n");
 	return T_EXIT_PASS;
 }
