@@ -76,7 +76,10 @@ enum holder_op {
 	/* Reply val = wtio's size of the file (fstat, SEEK_END). */
 	HOP_SIZE,
 	/* arg[0] = dev, arg[1] = ino: for stat by path. Reply: 0 and val =
-	 * size if the holder serves that inode, HOLDER_NOT_SERVED if not. */
+	 * size if the holder serves that inode, HOLDER_NOT_SERVED if not,
+	 * with val 1 when the file left the holder just now (its last close
+	 * or demotion, waited for): a kernel stat taken before the request
+	 * may be from the middle of its write-back, take it again. */
 	HOP_SIZE_INO,
 	HOP_FTRUNCATE,		/* arg[0] = length */
 	HOP_FSYNC,

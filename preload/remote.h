@@ -129,8 +129,10 @@ ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
  * -EIO. */
 int remote_fd_op(int fd, int op, int64_t a0, int64_t a1, int64_t a2,
 		 int64_t *res, int64_t *val);
-/* st_size of (dev, ino) if the holder serves it. */
-bool remote_size_ino(dev_t dev, ino_t ino, off_t *size);
+/* st_size of (dev, ino) if the holder serves it: SHIM_SIZE_SERVED
+ * (*size set), SHIM_SIZE_KERNEL (the kernel's answer stands) or
+ * SHIM_SIZE_AGAIN (the file left the holder just now: stat it again). */
+int remote_size_ino(dev_t dev, ino_t ino, off_t *size);
 /* Pass fd's file through, for every process of the program, for good:
  * 1 = done (fd is now a kernel descriptor), 0 = not served, -errno. */
 int remote_demote_fd(int fd, int reason);

@@ -144,16 +144,19 @@ static int ask(int op, int64_t a0, int64_t a1, struct holder_reply *rp)
 	return r;
 }
 
-bool remote_size_ino(dev_t dev, ino_t ino, off_t *size)
+int remote_size_ino(dev_t dev, ino_t ino, off_t *size)
 {
 	struct holder_reply rp;
 
 	if (!remote_on || remote_dead() || !remote_dev_known(dev) ||
-	    ask(HOP_SIZE_INO, (int64_t)dev, (int64_t)ino, &rp) < 0 ||
-	    rp.status != 0)
-		return false;
+	    ask(HOP_SIZE_INO, (int64_t)dev, (int64_t)ino, &rp) < 0)
+		return SHIM_SIZE_KERNEL;
+	if (rp.status == HOLDER_NOT_SERVED)
+		return rp.val == 1 ? SHIM_SIZE_AGAIN : SHIM_SIZE_KERNEL;
+	if (rp.status != 0)
+		return SHIM_SIZE_KERNEL;
 	*size = (off_t)rp.val;
-	return true;
+	return SHIM_SIZE_SERVED;
 }
 
 int remote_demote_fd(int fd, int reason)

@@ -190,8 +190,14 @@ int fd_table_size(void);
 void shim_adopt(int fd, int oflags);
 /* The served inode of (dev, ino), locked registry; size through wtio. */
 bool shim_inode_size(dev_t dev, ino_t ino, off_t *size);
-/* stat.c: wtio's size of (dev, ino), served here or by the holder. */
-bool shim_served_size(dev_t dev, ino_t ino, off_t *size);
+/* stat.c: wtio's size of (dev, ino), served here or by the holder.
+ * Asked after the kernel's stat: SHIM_SIZE_SERVED (*size is the size),
+ * SHIM_SIZE_KERNEL (not served: the kernel's answer stands), or
+ * SHIM_SIZE_AGAIN (not served, but its last close or demotion by the
+ * holder may have ended after the kernel answered, its write-back still
+ * growing the file then: the caller stats it once more). */
+enum { SHIM_SIZE_KERNEL, SHIM_SIZE_SERVED, SHIM_SIZE_AGAIN };
+int shim_served_size(dev_t dev, ino_t ino, off_t *size);
 /* A served description of (dev, ino), referenced (ofd_put), or NULL. */
 struct shim_ofd *shim_inode_ofd(dev_t dev, ino_t ino);
 /* Flush the file's dirty data and make its backing size exact. */

@@ -12,27 +12,39 @@
 
 #include "shim.h"
 
-bool shim_served_size(dev_t dev, ino_t ino, off_t *size)
+int shim_served_size(dev_t dev, ino_t ino, off_t *size)
 {
 	if (remote_on)
 		return remote_size_ino(dev, ino, size);
-	return shim_inode_size(dev, ino, size);
+	return shim_inode_size(dev, ino, size) ? SHIM_SIZE_SERVED :
+						 SHIM_SIZE_KERNEL;
 }
 
-static void fix(struct stat *st)
+/* true: the kernel's answer may be stale, the caller stats again (once:
+ * the holder had settled the file when it answered) */
+static bool fix(struct stat *st)
 {
 	off_t size;
 
-	if (S_ISREG(st->st_mode) &&
-	    shim_served_size(st->st_dev, st->st_ino, &size))
+	if (!S_ISREG(st->st_mode))
+		return false;
+	switch (shim_served_size(st->st_dev, st->st_ino, &size)) {
+	case SHIM_SIZE_SERVED:
 		st->st_size = size;
+		return false;
+	case SHIM_SIZE_AGAIN:
+		return true;
+	}
+	return false;
 }
 
 static int do_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 {
+	bool again = true;
 	int r;
 
 	shim_resolve();
+restat:
 	if (real.fstatat)
 		r = real.fstatat(dirfd, path, st, flags);
 	else
@@ -42,8 +54,10 @@ static int do_fstatat(int dirfd, const char *path, struct stat *st, int flags)
 	if (r == 0 && remote_on && remote_dead() && S_ISREG(st->st_mode) &&
 	    path && *path && remote_path_served(dirfd, path))
 		return (int)shim_ret(-EIO);
-	if (r == 0)
-		fix(st);
+	if (r == 0 && fix(st) && again) {
+		again = false;
+		goto restat;
+	}
 	return r;
 }
 
@@ -154,18 +168,31 @@ SHIM_API int __fxstatat64(int ver, int dirfd, const char *path,
 SHIM_API int statx(int dirfd, const char *path, int flags, unsigned int mask,
 		   struct statx *stx)
 {
+	bool again = true;
 	off_t size;
 	int r;
 
 	shim_resolve();
+restat:
 	if (real.statx)
 		r = real.statx(dirfd, path, flags, mask, stx);
 	else
 		r = (int)syscall(SYS_statx, dirfd, path, flags, mask, stx);
 	if (r == 0 && (stx->stx_mask & STATX_SIZE) &&
-	    (stx->stx_mask & STATX_INO) && S_ISREG(stx->stx_mode) &&
-	    shim_served_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
-			    stx->stx_ino, &size))
-		stx->stx_size = (uint64_t)size;
+	    (stx->stx_mask & STATX_INO) && S_ISREG(stx->stx_mode)) {
+		switch (shim_served_size(makedev(stx->stx_dev_major,
+						 stx->stx_dev_minor),
+					 stx->stx_ino, &size)) {
+		case SHIM_SIZE_SERVED:
+			stx->stx_size = (uint64_t)size;
+			break;
+		case SHIM_SIZE_AGAIN:
+			if (again) {
+				again = false;
+				goto restat;
+			}
+			break;
+		}
+	}
 	return r;
 }

@@ -81,25 +81,34 @@ static void aio_submit_check(long nr, struct iocb **cbs)
 			shim_demote_fd((int)cbs[i]->aio_fildes, "io_submit");
 }
 
-/* st_size of a file this process serves is wtio's (as in stat.c). */
-static void fix_stat(struct stat *st)
+/* st_size of a file this process serves is wtio's (as in stat.c).
+ * true: stat again (SHIM_SIZE_AGAIN: the holder closed it just now). */
+static bool fix_stat(struct stat *st)
 {
 	off_t size;
+	int k;
 
-	if (S_ISREG(st->st_mode) &&
-	    shim_served_size(st->st_dev, st->st_ino, &size))
+	if (!S_ISREG(st->st_mode))
+		return false;
+	k = shim_served_size(st->st_dev, st->st_ino, &size);
+	if (k == SHIM_SIZE_SERVED)
 		st->st_size = size;
+	return k == SHIM_SIZE_AGAIN;
 }
 
-static void fix_statx(struct statx *stx)
+static bool fix_statx(struct statx *stx)
 {
 	off_t size;
+	int k;
 
-	if ((stx->stx_mask & STATX_SIZE) && (stx->stx_mask & STATX_INO) &&
-	    S_ISREG(stx->stx_mode) &&
-	    shim_served_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
-			    stx->stx_ino, &size))
+	if (!(stx->stx_mask & STATX_SIZE) || !(stx->stx_mask & STATX_INO) ||
+	    !S_ISREG(stx->stx_mode))
+		return false;
+	k = shim_served_size(makedev(stx->stx_dev_major, stx->stx_dev_minor),
+			     stx->stx_ino, &size);
+	if (k == SHIM_SIZE_SERVED)
 		stx->stx_size = (uint64_t)size;
+	return k == SHIM_SIZE_AGAIN;
 }
 
 /* A stat by path, or of a descriptor with AT_EMPTY_PATH and "": only a
@@ -289,23 +298,25 @@ SHIM_API long syscall(long n, ...)
 	case SYS_lstat: {
 		long r = raw6(n, a0, a1, 0, 0, 0, 0);
 
-		if (r == 0)
-			fix_stat(P(a1));
+		if (r == 0 && fix_stat(P(a1)))
+			r = raw6(n, a0, a1, 0, 0, 0, 0);
 		return r;
 	}
 #endif
 	case SYS_newfstatat: {
 		long r = raw6(n, a0, a1, a2, a3, 0, 0);
 
-		if (r == 0 && stat_wanted(I(a0), P(a1), I(a3)))
-			fix_stat(P(a2));
+		if (r == 0 && stat_wanted(I(a0), P(a1), I(a3)) &&
+		    fix_stat(P(a2)))
+			r = raw6(n, a0, a1, a2, a3, 0, 0);
 		return r;
 	}
 	case SYS_statx: {
 		long r = raw6(n, a0, a1, a2, a3, a4, 0);
 
-		if (r == 0 && stat_wanted(I(a0), P(a1), I(a2)))
-			fix_statx(P(a4));
+		if (r == 0 && stat_wanted(I(a0), P(a1), I(a2)) &&
+		    fix_statx(P(a4)))
+			r = raw6(n, a0, a1, a2, a3, a4, 0);
 		return r;
 	}
 	case SYS_io_submit:

@@ -312,11 +312,18 @@ static void do_syncfs(struct holder_reply *rep)
 
 static void size_ino(const struct holder_req *req, struct holder_reply *rep)
 {
-	struct hinode *ino = hino_lookup((dev_t)req->arg[0], (ino_t)req->arg[1]);
+	bool moved;
+	struct hinode *ino = hino_lookup((dev_t)req->arg[0], (ino_t)req->arg[1],
+					 &moved);
 
 	rep->status = HOLDER_NOT_SERVED;
-	if (!ino)
+	if (!ino) {
+		/* 1: it left the holder just now (closed, demoted): the
+		 * client's kernel answer may predate the end of its
+		 * write-back, it asks the kernel again */
+		rep->val = moved;
 		return;
+	}
 	pthread_rwlock_rdlock(&ino->io_lock);
 	if (ino->wf) {
 		rep->val = wtio_file_size(ino->wf);

@@ -28,12 +28,19 @@ static uint64_t next_id = 1;
  * descriptor of the old description may still be open for a moment
  * (it closes it after the holder's answer), see hino_recently_closed. */
 #define RECENT 64
-static struct {
-	dev_t dev;
-	ino_t ino;
-	struct timespec t;
-} recent[RECENT];
-static unsigned int recent_next;
+struct ring {
+	struct {
+		dev_t dev;
+		ino_t ino;
+		struct timespec t;
+	} e[RECENT];
+	unsigned int next;
+};
+static struct ring recent;
+/* Every file that left the holder (its end of BUSY: a last close, a
+ * demotion, the program's end), for a stat's "ask the kernel again"
+ * (hino_lookup); not the ring above, whose files an open waits for. */
+static struct ring left;
 
 static unsigned int ino_bucket(dev_t dev, ino_t ino)
 {
@@ -148,17 +155,39 @@ void hino_publish(struct hinode *ino, bool ok)
 	pthread_mutex_unlock(&tab_lock);
 }
 
-struct hinode *hino_lookup(dev_t dev, ino_t inum)
+/* A file left the holder within this many ms: a stat's kernel answer
+ * taken before it asked may be from the middle of that write-back. */
+#define MOVED_MS 2000
+
+static long ring_ago(struct ring *r, dev_t dev, ino_t inum);
+
+struct hinode *hino_lookup(dev_t dev, ino_t inum, bool *moved)
 {
 	struct hinode *ino;
 
+	*moved = false;
 	pthread_mutex_lock(&tab_lock);
-	ino = ino_find(dev, inum);
+	/* Being closed (a process's exit dropped its last reference) or
+	 * demoted: the write-back is still growing the file, so "not
+	 * served" now would leave a stat the size from the middle of it.
+	 * Wait for the end, as an open waits (no lock that the closer
+	 * needs is held here). One being set up (OPENING) has no data of
+	 * the program's yet: the kernel's answer stands, and its open may
+	 * wait long (a lease). */
+	while ((ino = ino_find(dev, inum)) && ino->state == HINO_BUSY) {
+		*moved = true;
+		pthread_cond_wait(&tab_cond, &tab_lock);
+	}
 	if (ino && ino->state == HINO_SERVED)
 		ino->users++;
 	else
 		ino = NULL;
 	pthread_mutex_unlock(&tab_lock);
+	if (!ino && !*moved) {
+		long ago = ring_ago(&left, dev, inum);
+
+		*moved = ago >= 0 && ago < MOVED_MS;
+	}
 	return ino;
 }
 
@@ -223,9 +252,12 @@ void hino_wait_not_busy(struct hinode *ino)
 	pthread_mutex_unlock(&tab_lock);
 }
 
+static void ring_note_locked(struct ring *r, dev_t dev, ino_t inum);
+
 void hino_end_busy(struct hinode *ino)
 {
 	pthread_mutex_lock(&tab_lock);
+	ring_note_locked(&left, ino->dev, ino->ino);
 	ino->state = HINO_GONE;
 	ino_unhash(ino);
 	pthread_cond_broadcast(&tab_cond);
@@ -411,17 +443,23 @@ int hofd_put(struct hofd *o, long n)
 	return ofd_free(o);
 }
 
+static void ring_note_locked(struct ring *r, dev_t dev, ino_t inum)
+{
+	r->e[r->next % RECENT].dev = dev;
+	r->e[r->next % RECENT].ino = inum;
+	clock_gettime(CLOCK_MONOTONIC, &r->e[r->next % RECENT].t);
+	r->next++;
+}
+
 void hino_note_recent(dev_t dev, ino_t inum)
 {
 	pthread_mutex_lock(&tab_lock);
-	recent[recent_next % RECENT].dev = dev;
-	recent[recent_next % RECENT].ino = inum;
-	clock_gettime(CLOCK_MONOTONIC, &recent[recent_next % RECENT].t);
-	recent_next++;
+	ring_note_locked(&recent, dev, inum);
 	pthread_mutex_unlock(&tab_lock);
 }
 
-long hino_closed_ago(dev_t dev, ino_t inum)
+/* ms since (dev, inum) was last noted in r, -1 if not there */
+static long ring_ago(struct ring *r, dev_t dev, ino_t inum)
 {
 	struct timespec now;
 	long ago = -1, a;
@@ -430,16 +468,21 @@ long hino_closed_ago(dev_t dev, ino_t inum)
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	pthread_mutex_lock(&tab_lock);
 	for (i = 0; i < RECENT; i++) {
-		if (recent[i].dev != dev || recent[i].ino != inum ||
-		    (!recent[i].t.tv_sec && !recent[i].t.tv_nsec))
+		if (r->e[i].dev != dev || r->e[i].ino != inum ||
+		    (!r->e[i].t.tv_sec && !r->e[i].t.tv_nsec))
 			continue;
-		a = (now.tv_sec - recent[i].t.tv_sec) * 1000 +
-		    (now.tv_nsec - recent[i].t.tv_nsec) / 1000000;
+		a = (now.tv_sec - r->e[i].t.tv_sec) * 1000 +
+		    (now.tv_nsec - r->e[i].t.tv_nsec) / 1000000;
 		if (ago < 0 || a < ago)
 			ago = a;
 	}
 	pthread_mutex_unlock(&tab_lock);
 	return ago;
+}
+
+long hino_closed_ago(dev_t dev, ino_t inum)
+{
+	return ring_ago(&recent, dev, inum);
 }
 
 bool hino_recently_closed(dev_t dev, ino_t inum, int ms)

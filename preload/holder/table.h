@@ -90,8 +90,12 @@ struct hinode *hino_get_or_claim(dev_t dev, ino_t ino, const char *path,
 				 bool *claimed);
 /* OPENING -> SERVED (ok) or GONE. */
 void hino_publish(struct hinode *ino, bool ok);
-/* A SERVED inode of (dev, ino) with a user reference, or NULL. */
-struct hinode *hino_lookup(dev_t dev, ino_t ino);
+/* A SERVED inode of (dev, ino) with a user reference, or NULL. One
+ * being demoted or closed (BUSY) is waited for first;
+ * *moved is set when it was, or when the file left the holder a moment
+ * ago (its write-back may have grown it after a kernel stat the caller
+ * took before asking). */
+struct hinode *hino_lookup(dev_t dev, ino_t ino, bool *moved);
 void hino_put(struct hinode *ino);
 /* Every SERVED inode, each with a user reference (hino_put each, free
  * the array). Returns the count, -ENOMEM. */
