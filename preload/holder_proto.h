@@ -67,8 +67,11 @@ enum holder_op {
 	 * advanced under its position lock, as f_pos); arg[1] = length (at
 	 * most the buffer; a larger call is split by the client, documented:
 	 * a call over HOLDER_BUF_MAX is not atomic against other writers);
-	 * arg[2] = RWF_* flags of the call (shim.h values). Reply: bytes or
-	 * -errno; for a read the bytes are at the start of the buffer. */
+	 * arg[2] = RWF_* flags of the call (shim.h values); for a write,
+	 * arg[3] = the caller's RLIMIT_FSIZE + 1 (0: none; HFSIZE_ARG).
+	 * Reply: bytes or -errno; for a read the bytes are at the start of
+	 * the buffer; -EFBIG with val 1: past the caller's limit, which
+	 * sends itself SIGXFSZ, as the kernel would. */
 	HOP_READ,
 	HOP_WRITE,
 	/* arg[0] = offset, arg[1] = whence. Reply: new position or -errno. */
@@ -81,7 +84,7 @@ enum holder_op {
 	 * or demotion, waited for): a kernel stat taken before the request
 	 * may be from the middle of its write-back, take it again. */
 	HOP_SIZE_INO,
-	HOP_FTRUNCATE,		/* arg[0] = length */
+	HOP_FTRUNCATE,		/* arg[0] = length, arg[1] = limit as HOP_WRITE's */
 	HOP_FSYNC,
 	HOP_FDATASYNC,
 	HOP_SYNC_RANGE,		/* arg[0] = offset, [1] = nbytes, [2] = flags */

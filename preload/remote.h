@@ -127,6 +127,12 @@ ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
 /* Any other request on fd's OFD: 1 = answered (*res: its result, >= 0 or
  * -errno; *val: the reply's val), 0 = not served (make the real call),
  * -EIO. */
+/* This process's RLIMIT_FSIZE as HOP_WRITE and HOP_FTRUNCATE carry it
+ * (limit + 1, 0 for none). */
+int64_t remote_fsize_arg(void);
+/* A reply's -EFBIG past that limit: SIGXFSZ to this thread first, as
+ * the kernel sends it. Returns status. */
+int64_t remote_fsize_reply(int64_t status, int64_t val);
 int remote_fd_op(int fd, int op, int64_t a0, int64_t a1, int64_t a2,
 		 int64_t *res, int64_t *val);
 /* st_size of (dev, ino) if the holder serves it: SHIM_SIZE_SERVED

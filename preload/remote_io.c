@@ -8,6 +8,8 @@
  * the caller then makes the real call.
  */
 #include <errno.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <limits.h>
 #include <string.h>
 #include <unistd.h>
@@ -39,6 +41,23 @@ static void iov_copy(const struct iovec *iov, int cnt, size_t skip,
 		n -= k;
 		skip = 0;
 	}
+}
+
+int64_t remote_fsize_arg(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
+	    rl.rlim_cur >= (rlim_t)INT64_MAX)
+		return 0;
+	return (int64_t)rl.rlim_cur + 1;
+}
+
+int64_t remote_fsize_reply(int64_t status, int64_t val)
+{
+	if (status == -EFBIG && val == 1)
+		raise(SIGXFSZ);
+	return status;
 }
 
 ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
@@ -77,15 +96,20 @@ ssize_t remote_rw(int fd, const struct iovec *iov, int cnt, off_t off,
 			rq.arg[0] = 0;
 		rq.arg[1] = (int64_t)chunk;
 		rq.arg[2] = rwf;
-		if (write)
+		if (write) {
+			rq.arg[3] = remote_fsize_arg();
 			iov_copy(iov, cnt, done, c->buf, chunk, true);
+		}
 		r = remote_ask_fd(c, fd, &rq, &rp);
 		if (r == 0) {
 			*passthrough = !done;
 			break;
 		}
 		if (r < 0 || rp.status < 0) {
-			ret = r < 0 ? r : rp.status;
+			/* a signal only where the call fails: bytes moved
+			 * before are what it did (the kernel cut it) */
+			ret = r < 0 ? r : done ? rp.status :
+				remote_fsize_reply(rp.status, rp.val);
 			break;
 		}
 		if ((uint64_t)rp.status > chunk) {

@@ -103,7 +103,15 @@ SHIM_API int ftruncate(int fd, off_t len)
 {
 	struct shim_ofd *o;
 
-	REMOTE_OP(fd, HOP_FTRUNCATE, len, 0, 0);
+	{
+		int64_t res, val = 0;
+		int rr = remote_fd_op(fd, HOP_FTRUNCATE, len,
+				      remote_fsize_arg(), 0, &res, &val);
+
+		if (rr)
+			return (int)shim_ret(rr < 0 ? rr :
+					     remote_fsize_reply(res, val));
+	}
 	o = fd_get(fd);
 
 	if (o) {	/* a truncate moves the mtime, as a write does */

@@ -15,6 +15,7 @@
 #include "export.h"
 #include "ctx.h"
 #include "forked.h"
+#include "fsize_limit.h"
 #include "inode.h"
 #include "file.h"
 #include "read.h"
@@ -144,6 +145,13 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 			if (*flags & WTIO_ATOMIC)
 				return -EINVAL;
 			len = (ssize_t)(max - off);
+		}
+		/* ulimit -f, as generic_write_check_limits applies it */
+		if (off + len > wtio_inode_size(file->inode)) {
+			ret = wtio_fsize_check_write(file->inode, off, &len,
+						     *flags & WTIO_ATOMIC);
+			if (ret)
+				return ret;
 		}
 	}
 	if (write && (*flags & WTIO_ATOMIC)) {

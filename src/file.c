@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "fsize_limit.h"
 #include "reserve.h"
 #include "ctx.h"
 #include "inode.h"
@@ -180,6 +181,14 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	 * changes. */
 	if (length > inode->max_bytes)
 		return -EFBIG;
+	/* ulimit -f, as inode_newsize_ok: growing past it is -EFBIG and
+	 * SIGXFSZ (checked before the file lock: the signal's write-back
+	 * takes it). */
+	if (length > wtio_inode_size(inode)) {
+		ret = wtio_fsize_check_grow(inode, length);
+		if (ret)
+			return ret;
+	}
 	wtio_rwsem_lock(inode, false, false);
 	/* It decides the size: no extension in flight is undone after. */
 	wtio_inode_tail_reset(inode);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "fsize_limit.h"
 #include "flusher.h"
 #include "ctx.h"
 #include "clock.h"
@@ -70,6 +71,8 @@ static void *flusher_main(void *arg)
 	struct wtio_ctx *ctx = arg;
 	struct wtio_inode *inode;
 	bool all;
+
+	wtio_fsize_block_signal();
 
 	pthread_mutex_lock(&ctx->wb_lock);
 	while ((inode = flusher_next_inode(ctx, &all))) {

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "fsize_limit.h"
 #include "reaper.h"
 #include "io/io.h"
 
@@ -28,6 +29,8 @@ static void *reaper_main(void *arg)
 	/* Bounded waits only so that a stop is noticed. */
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	struct timespec nap = { 0, REAPER_NAP_NS };
+
+	wtio_fsize_block_signal();
 
 	while (!atomic_load(&r->stop) || (r->users && atomic_load(r->users))) {
 		if (atomic_load(&r->helpers))

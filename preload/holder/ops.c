@@ -126,19 +126,43 @@ static int call_flags(int rwf, int oflags, bool write, unsigned int *wf,
 	return 0;
 }
 
+/* The caller's ulimit -f on a write at off, as the kernel's
+ * generic_write_check_limits: len cut to it, or -EFBIG (*xfsz: the
+ * caller sends itself SIGXFSZ) at or past it. arg is HOP_WRITE's. */
+static ssize_t fsize_cut(int64_t arg, off_t off, size_t *len, bool *xfsz)
+{
+	int64_t limit = arg - 1;
+
+	if (arg <= 0)
+		return 0;
+	if (off >= limit) {
+		*xfsz = true;
+		return -EFBIG;
+	}
+	if ((int64_t)*len > limit - off)
+		*len = (size_t)(limit - off);
+	return 0;
+}
+
 /* The write itself, size_lock taken as it needs. io_lock held. */
 static ssize_t do_write(struct hinode *ino, const void *buf, size_t len,
-			off_t *off, unsigned int flags, bool append)
+			off_t *off, unsigned int flags, bool append,
+			int64_t fsize_arg, bool *xfsz)
 {
 	ssize_t r;
 
 	if (append) {
 		pthread_rwlock_wrlock(&ino->size_lock);
 		*off = wtio_file_size(ino->wf);
-		r = *off < 0 ? *off : wtio_pwrite(ino->wf, buf, len, *off, flags);
+		r = *off < 0 ? *off : fsize_cut(fsize_arg, *off, &len, xfsz);
+		if (!r)
+			r = wtio_pwrite(ino->wf, buf, len, *off, flags);
 		pthread_rwlock_unlock(&ino->size_lock);
 		return r;
 	}
+	r = fsize_cut(fsize_arg, *off, &len, xfsz);
+	if (r)
+		return r;
 	pthread_rwlock_rdlock(&ino->size_lock);
 	if ((off_t)len > wtio_file_size(ino->wf) - *off) {
 		/* it moves the end: one at a time with the appends */
@@ -180,7 +204,11 @@ static void rw(struct hconn *c, struct hofd *o, const struct holder_req *req,
 	if (use_pos)
 		off = o->pos = hshm_take_pos(o, o->pos);
 	if (write) {
-		r = do_write(o->ino, c->buf, len, &off, flags, append);
+		bool xfsz = false;
+
+		r = do_write(o->ino, c->buf, len, &off, flags, append,
+			     req->arg[3], &xfsz);
+		rep->val = xfsz;
 		hshm_publish(o->ino);
 		if (r > 0) {
 			HSTAT_INC(writes);
@@ -478,7 +506,14 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 			break;
 		}
 		pthread_rwlock_wrlock(&o->ino->size_lock);
-		rep->status = wtio_ftruncate(o->ino->wf, req->arg[0]);
+		/* the caller's ulimit -f, as inode_newsize_ok */
+		if (req->arg[1] > 0 && req->arg[0] > req->arg[1] - 1 &&
+		    req->arg[0] > wtio_file_size(o->ino->wf)) {
+			rep->status = -EFBIG;
+			rep->val = 1;
+		} else {
+			rep->status = wtio_ftruncate(o->ino->wf, req->arg[0]);
+		}
 		pthread_rwlock_unlock(&o->ino->size_lock);
 		hshm_publish(o->ino);
 		break;

@@ -318,6 +318,19 @@ static void holder(char **argv, int front_fd, int log_fd,
 	child_alive = child;
 	for (i = 0; i < sizeof(polite) / sizeof(polite[0]); i++)
 		signal(polite[i], SIG_IGN);
+	/* The program's ulimit -f is its processes' (each request carries
+	 * the caller's): the holder's own writes must not be cut by it,
+	 * nor its write-back killed by SIGXFSZ. */
+	{
+		struct rlimit fl;
+
+		signal(SIGXFSZ, SIG_IGN);
+		if (getrlimit(RLIMIT_FSIZE, &fl) == 0 &&
+		    fl.rlim_cur != fl.rlim_max) {
+			fl.rlim_cur = fl.rlim_max;
+			setrlimit(RLIMIT_FSIZE, &fl);
+		}
+	}
 	signal(FRONT_DEATH_SIG, front_died);
 	if (prctl(PR_SET_PDEATHSIG, FRONT_DEATH_SIG) < 0 || getppid() != front)
 		front_died(0);
