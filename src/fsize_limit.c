@@ -7,27 +7,50 @@
  * flusher, where the kernel would send SIGXFSZ to that thread (killing
  * the process by default) for data the caller was told was written. So
  * the caller's call is checked here instead, and wtio's threads block
- * the signal. Only calls that end past the file's end are checked (one
- * getrlimit each): an overwrite inside a file already longer than the
- * limit is not, and its write-back fails with EFBIG (docs/DESIGN.md).
+ * the signal. Only calls that end past the file's end are checked, and
+ * the limit is read at most every 10 ms: an overwrite inside a file
+ * already longer than the limit is not checked, and its write-back fails
+ * with EFBIG (docs/DESIGN.md).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 
 #include "fsize_limit.h"
+#include "clock.h"
 #include "sync.h"
 
-/* The limit, or -1 for none. */
+/* How long a limit read is used: getrlimit is a system call (0.8-1 us
+ * on the test machine, as much as a cached 4 KiB write), and extending
+ * writes (appends) would each pay it. */
+#define FSIZE_REREAD_NS (10 * 1000 * 1000ull)
+
+static _Atomic int64_t limit_seen = -2;		/* -2: never read */
+static _Atomic uint64_t limit_read_at;
+
+/* The limit, or -1 for none: a change (setrlimit, prlimit) is seen
+ * within FSIZE_REREAD_NS. Racing readers may both read it: harmless. */
 static int64_t fsize_limit(void)
 {
+	uint64_t now = wtio_now_ns();
+	int64_t limit = atomic_load_explicit(&limit_seen,
+					     memory_order_relaxed);
 	struct rlimit rl;
 
+	if (limit != -2 &&
+	    now - atomic_load_explicit(&limit_read_at, memory_order_relaxed) <
+	    FSIZE_REREAD_NS)
+		return limit;
 	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
 	    rl.rlim_cur > INT64_MAX)
-		return -1;
-	return (int64_t)rl.rlim_cur;
+		limit = -1;
+	else
+		limit = (int64_t)rl.rlim_cur;
+	atomic_store_explicit(&limit_seen, limit, memory_order_relaxed);
+	atomic_store_explicit(&limit_read_at, now, memory_order_relaxed);
+	return limit;
 }
 
 /*
