@@ -330,6 +330,9 @@ void shim_adopt(int fd, int oflags)
 	if (lfd < 0)
 		goto undo;
 	fl = real.fcntl(fd, F_GETFL);
+	/* a racing real call meeting O_DIRECT from here waits for the end
+	 * of the adoption and is made again (fdrace.c) */
+	fd_adopting(fd, true);
 	if (fl < 0 || real.fcntl(fd, F_SETFL, (fl & ~O_APPEND) | O_DIRECT) < 0) {
 		fl = -1;
 		goto undo;
@@ -376,6 +379,7 @@ void shim_adopt(int fd, int oflags)
 	inodes = ino;
 	fd_install(fd, o);
 	pthread_mutex_unlock(&reg_lock);
+	fd_adopting(fd, false);
 	shim_debug("fd %d: %s served by wtio (oflags %#x, largest size %lld)",
 		   fd, path, oflags, (long long)wtio_file_max_size(wf));
 	/* A break that came before the registration found nothing to
@@ -392,6 +396,7 @@ undo_truncated:
 undo:
 	if (fl >= 0)
 		real.fcntl(fd, F_SETFL, fl);
+	fd_adopting(fd, false);
 	shim_lease_drop(fd);
 	if (lfd >= 0)
 		shim_close_own(lfd);

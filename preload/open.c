@@ -174,8 +174,19 @@ SHIM_API int creat64(const char *path, mode_t mode)
 static int close_fd(int fd, bool own)
 {
 	struct shim_ofd *o;
+	bool shielded = false;
 	int ret, err = 0;
 
+	if (!own) {
+		fd_note_closed(fd);
+		/* from here a call racing the close gets EBADF, never the
+		 * served description unserved (fdrace.c); the program's
+		 * locks go as at the close */
+		if (fd_is_served(fd)) {
+			shim_lock_prog_close(fd);
+			shielded = fd_shield(fd);
+		}
+	}
 	o = fd_remove(fd);
 	if (o) {
 		/* may park wtio's and the lock descriptor of the file */
@@ -185,7 +196,8 @@ static int close_fd(int fd, bool own)
 	if (own) {
 		ret = shim_close_own(fd);
 	} else {
-		shim_lock_prog_close(fd);
+		if (!shielded)
+			shim_lock_prog_close(fd);
 		ret = real.close(fd);
 	}
 	if (ret == 0 && err < 0) {
@@ -281,13 +293,19 @@ static void release_newfd(int oldfd, int newfd)
 {
 	bool served = fd_is_served(newfd);
 
+	fd_not_placeholder(newfd);
 	if (oldfd == newfd || (!served && !shim_locks_any()) ||
 	    real.fcntl(oldfd, F_GETFD) < 0)
 		return;
-	if (served)
-		drop_slot(newfd);
 	/* the implicit close of newfd drops the program's locks on its file */
 	shim_lock_prog_close(newfd);
+	if (served) {
+		/* a racing call gets EBADF until the dup lands, not the
+		 * served description unserved (fdrace.c) */
+		fd_note_closed(newfd);
+		fd_shield(newfd);
+		drop_slot(newfd);
+	}
 }
 
 /* Shared mode, after the dup2/dup3 call: the new descriptor is oldfd's
@@ -609,15 +627,22 @@ SHIM_API int close_range(unsigned int first, unsigned int last, int flags)
 			remote_close((int)fd);
 	if (!(flags & 4) && !shim_vfork_child())
 		for (fd = first; fd <= last && fd <= top; fd++) {
-			struct shim_ofd *o = fd_remove((int)fd);
+			struct shim_ofd *o;
 
+			if (fd_is_served((int)fd)) {
+				fd_note_closed((int)fd);
+				fd_shield((int)fd);	/* fdrace.c */
+			}
+			o = fd_remove((int)fd);
 			if (o) {
 				ofd_put(o);
 				shim_take_close_err();
 			}
 		}
-	if (!(flags & 4) && !shim_vfork_child())
+	if (!(flags & 4) && !shim_vfork_child()) {
 		shim_lock_range_closed(first, last);
+		fd_range_closed(first, last);
+	}
 	if (!next) {
 		errno = ENOSYS;
 		return -1;

@@ -37,9 +37,11 @@ static void resolve(void)
 
 int shim_dupfd_own(int fd)
 {
-	int nfd = real.fcntl(fd, F_DUPFD_CLOEXEC, SHIM_FD_BASE);
+	/* never a number the program closed lately, where a call of the
+	 * program may still race (fdrace.c) */
+	int nfd = fd_dup_avoiding(fd, SHIM_FD_BASE);
 
-	return nfd >= 0 ? nfd : real.fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	return nfd >= 0 ? nfd : fd_dup_avoiding(fd, 3);
 }
 
 #if WTIO_HAVE_IO_URING
@@ -52,7 +54,11 @@ static int (*next_ring_init)(unsigned, struct io_uring *,
 static int lib_ring_init(unsigned entries, struct io_uring *ring,
 			 struct io_uring_params *p)
 {
-	int ret = next_ring_init(entries, ring, p), nfd;
+	int blk[64], nblk = fd_block_lately(blk), ret, nfd;
+
+	/* not for a moment on a number the program just closed (fdrace.c) */
+	ret = next_ring_init(entries, ring, p);
+	fd_unblock(blk, nblk);
 
 	if (ret < 0 || ring->ring_fd >= SHIM_FD_BASE)
 		return ret;

@@ -122,15 +122,26 @@ static bool bad_offset(int fd, off_t off, off_t min)
 	return true;
 }
 
+/* A real call that met EINVAL on a number whose open was being served
+ * meanwhile (O_DIRECT set before the number is in the table) is made
+ * again once that is done (fdrace.c). */
 #define SERVE(fd, iov, cnt, off, rwf, write, realcall)			\
 	do {								\
+		unsigned int gen_;					\
+		int tries_ = 0;						\
 		bool pt_;						\
 		ssize_t r_;						\
 		shim_resolve();						\
+	serve_:								\
+		gen_ = fd_adopt_gen(fd);				\
 		r_ = rw(fd, iov, cnt, off, rwf, write, &pt_);		\
-		if (pt_)						\
-			return realcall;				\
-		return shim_ret(r_);					\
+		if (!pt_)						\
+			return shim_ret(r_);				\
+		r_ = realcall;						\
+		if (r_ < 0 && errno == EINVAL && tries_++ < 8 &&	\
+		    fd_adopted_since(fd, gen_))				\
+			goto serve_;					\
+		return r_;						\
 	} while (0)
 
 SHIM_API ssize_t read(int fd, void *buf, size_t n)

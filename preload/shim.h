@@ -184,6 +184,35 @@ void fd_install(int fd, struct shim_ofd *o);	/* takes a reference */
 struct shim_ofd *fd_remove(int fd);	/* returns the slot's reference */
 bool fd_is_served(int fd);
 int fd_table_size(void);
+/* fdrace.c: calls racing a close or an open of their number. fd_shield:
+ * an open served fd now names an O_PATH placeholder (EBADF to I/O), for
+ * the time from its slot's removal to its close. */
+bool fd_shield(int fd);
+/* An open is about to set O_DIRECT on fd's new description (on), or fd
+ * is served or given back its flags (off). */
+void fd_adopting(int fd, bool on);
+/* Before a real call on fd: the adoptions of fd so far (and whether one
+ * is in progress). After it failed with EINVAL: wait for an adoption in
+ * progress; true if one was in progress or began since (the EINVAL may
+ * be its O_DIRECT: make the call again). */
+unsigned int fd_adopt_gen(int fd);
+bool fd_adopted_since(int fd, unsigned int gen);
+/* The program closed fd; the shim's own descriptors avoid the numbers
+ * closed lately (shim_dupfd_own). */
+void fd_note_closed(int fd);
+bool fd_closed_lately(int fd);
+/* The program closed or replaced fd, or the range: if it was the shim's
+ * placeholder, another is made. */
+void fd_not_placeholder(int fd);
+void fd_range_closed(unsigned int first, unsigned int last);
+/* Hold the free numbers closed lately with placeholders (blk: 64 slots)
+ * while the kernel makes a descriptor at the lowest free number; their
+ * count, for fd_unblock. */
+int fd_block_lately(int *blk);
+void fd_unblock(const int *blk, int n);
+/* A close-on-exec dup of fd at base or above, on no number closed
+ * lately; -1 with errno. */
+int fd_dup_avoiding(int fd, int base);
 
 /* Serve an already opened real fd through wtio, or leave it alone.
  * oflags: the program's flags. Never fails the open. */

@@ -70,10 +70,14 @@ static int served_set(struct shim_ofd *o, const struct timespec ts[2])
 
 void shim_times_restore(struct shim_ofd *o)
 {
+	/* the shim's own descriptor of the description: the program's may
+	 * be closing (a placeholder by now, fdrace.c) or replaced by dup2 */
+	int fd = o->inode->lock_fd >= 0 ? o->inode->lock_fd : o->realfd;
+
 	if (!atomic_exchange(&o->times_kept, false))
 		return;
 	times_resolve();
-	if (next_futimens(o->realfd, o->times) < 0)
+	if (next_futimens(fd, o->times) < 0)
 		shim_debug("fd %d: could not put back the times it set: %m",
 			   o->realfd);
 }
