@@ -175,6 +175,34 @@ static long do_clone(long flags, long stack, long a, long b, long c)
 	return raw6(SYS_clone, flags, stack, a, b, c, 0);
 }
 
+#ifdef SYS_clone3
+/*
+ * A raw clone3 that is a plain fork: no flags, SIGCHLD at the child's
+ * exit, no stack, TLS, pid or cgroup asked for (the fields of struct
+ * clone_args up to its third version, 88 bytes; a larger one must be
+ * zero past them, as the kernel demands). glibc's fork then makes it,
+ * with the atfork handlers that write back and reset the child's tables
+ * (its own fork uses clone, not clone3).
+ */
+static bool clone3_is_fork(long args, long size)
+{
+	uint64_t ca[11] = { 0 };
+	size_t n = (size_t)size, i;
+
+	if (!args || size < 64 || size > 4096)
+		return false;
+	memcpy(ca, (const void *)args, n < sizeof(ca) ? n : sizeof(ca));
+	for (i = sizeof(ca); i < n; i++)
+		if (((const unsigned char *)args)[i])
+			return false;
+	/* flags, exit_signal, stack, stack_size, tls, set_tid,
+	 * set_tid_size, cgroup; pidfd, child_tid and parent_tid are only
+	 * read for flags */
+	return ca[0] == 0 && ca[4] == SIGCHLD && !ca[5] && !ca[6] && !ca[7] &&
+	       !ca[8] && !ca[9] && !ca[10];
+}
+#endif
+
 SHIM_API long syscall(long n, ...)
 {
 	long a0, a1, a2, a3, a4, a5;
@@ -366,6 +394,8 @@ SHIM_API long syscall(long n, ...)
 		return do_clone(a0, a1, a2, a3, a4);
 #ifdef SYS_clone3
 	case SYS_clone3:
+		if (clone3_is_fork(a0, a1))
+			return fork();
 		/* struct clone_args starts with the u64 flags */
 		if (a0 && !(*(uint64_t *)a0 & CLONE_VM) && !shim_vfork_child()) {
 			remote_demote_inheritable(true, HDEMOTE_EXEC);

@@ -921,6 +921,59 @@ static void c_fork(void)
 	printf("ok: %s\n", cur);
 }
 
+/* ---- a raw clone3 with fork's semantics: a fork, the child's tables
+ * reset (before, the child used the parent's cache and tables: its calls
+ * on the inherited descriptor failed, ECHILD) ---- */
+static void c_clone3(void)
+{
+#ifdef SYS_clone3
+	uint64_t args[11] = { 0 };
+	int fd = mkfile("c3", 33), st;
+	long pid;
+
+	cur = "raw-clone3";
+	CHECK(fd >= 0, "mkfile");
+	args[4] = SIGCHLD;		/* exit_signal */
+	pid = syscall(SYS_clone3, args, sizeof(args));
+	if (pid < 0 && errno == ENOSYS) {
+		close(fd);
+		printf("skipped part %s: no clone3 here\n", cur);
+		skipped = 1;
+		return;
+	}
+	if (pid == 0) {
+		char b[300];
+
+		/* through the shim, on the inherited descriptor */
+		memset(b, 'c', sizeof(b));
+		if (pwrite(fd, b, sizeof(b), 50) != (ssize_t)sizeof(b))
+			_exit(2);
+		memset(got, 0, sizeof(got));
+		_exit(pread(fd, got, sizeof(got), 0) == FSZ &&
+		      !memcmp(got, pa, 50) && got[50] == 'c' && got[349] == 'c' ?
+		      0 : 1);
+	}
+	CHECK(pid > 0 && waitpid((pid_t)pid, &st, 0) == pid, "clone3: %s",
+	      strerror(errno));
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	      "the child of a raw clone3 could not use its inherited descriptor (status %#x)",
+	      st);
+	memset(pa + 50, 'c', 300);
+	CHECK(libc_equals(fd, pa, FSZ, 0), "the child's write, in the parent");
+	fill(pb, 100, 34);
+	CHECK(pwrite(fd, pb, 100, 1000) == 100, "pwrite");
+	memcpy(pa + 1000, pb, 100);
+	close(fd);
+	CHECK(kread_path(fpath("c3"), got, sizeof(got)) == FSZ &&
+	      !memcmp(got, pa, FSZ), "file after close");
+	printf("ok: %s\n", cur);
+#else
+	cur = "raw-clone3";
+	printf("skipped part %s: no SYS_clone3 in these headers\n", cur);
+	skipped = 1;
+#endif
+}
+
 /* ---- io_uring: a ring makes every file pass through ---- */
 #ifdef SHIM_RAW_LIBURING
 static void ring_read_write(struct io_uring *ring, int fd)
@@ -1000,7 +1053,8 @@ int main(int argc, char **argv)
 		{ "sync", c_sync }, { "open", c_open }, { "handle", c_handle },
 		{ "dup", c_dup }, { "mmap", c_mmap }, { "libaio", c_libaio },
 		{ "posix-aio", c_posix_aio }, { "exit", c_exit },
-		{ "fork", c_fork }, { "aliases", c_aliases },
+		{ "fork", c_fork }, { "clone3", c_clone3 },
+		{ "aliases", c_aliases },
 		{ "fionread", c_fionread }, { "fiemap", c_fiemap },
 		{ "unknown-ioctl", c_unknown_ioctl },
 		{ "clone", c_clone }, { "dedupe", c_dedupe },
