@@ -137,8 +137,10 @@ void fd_not_placeholder(int fd)
 	int p = fd;
 
 	/* the program closed or replaced it (a loop over every number):
-	 * that number may soon be one of its files; make another */
-	if (fd >= 0)
+	 * that number may soon be one of its files; make another. A load
+	 * first: every close comes here */
+	if (fd >= 0 && atomic_load_explicit(&placeholder,
+					    memory_order_relaxed) == fd)
 		atomic_compare_exchange_strong(&placeholder, &p, -1);
 }
 
