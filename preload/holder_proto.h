@@ -19,8 +19,8 @@
  * holder: a memfd the client creates and sends with HOP_HELLO (and again,
  * larger, with HOP_BUFFER when a call needs more). Write data goes in the
  * buffer before the request; read data comes back in it. Descriptors travel
- * as SCM_RIGHTS. The holder learns the client's pid from SO_PEERCRED, never
- * from the message.
+ * as SCM_RIGHTS. The holder learns the client's pid from SO_PEERCRED, and
+ * each request's sender from SCM_CREDENTIALS, never from the message.
  *
  * One served file has ONE open file description in the whole system: the
  * holder's (O_RDWR|O_DIRECT, write-leased against every other process, as
@@ -29,6 +29,12 @@
  * fcntl locks, fchmod work), but positions, the program's flags and the
  * data live in the holder's "OFD" objects, one per program open, shared by
  * dup and fork as the kernel shares a description.
+ *
+ * The holder opens with its own credentials, so it serves an open only
+ * to a process whose credentials are the holder's at that moment: it
+ * learns the sender of each request from the kernel (SO_PASSCRED:
+ * SCM_CREDENTIALS), never from the message, and reads its credentials
+ * from /proc (holder/creds.c).
  */
 #ifndef WTIO_HOLDER_PROTO_H
 #define WTIO_HOLDER_PROTO_H
@@ -149,6 +155,37 @@ enum holder_op {
 #define HELLO_CLAIM	1u	/* arg[3]: a fork token */
 #define HELLO_EXEC	2u	/* first HELLO of a new image (same pid) */
 
+/*
+ * HOP_HELLO's reply, status 0: the holder's credentials, for the client's
+ * own check before each open (a thread whose credentials differ opens
+ * through the kernel without asking; the holder checks each open again
+ * itself, on the sender's credentials as /proc shows them, and answers
+ * HOLDER_NOT_SERVED where they differ). val = fsuid | fsgid << 32, val2 =
+ * the effective capabilities, val3 = holder_groups_hash() of the
+ * supplementary groups | HELLO_CREDS. val3 without HELLO_CREDS: nothing
+ * reported (the holder's check alone).
+ */
+#define HELLO_CREDS		1ull
+#define HOLDER_GROUPS_REPORTED	256	/* more groups: not reported */
+
+/* FNV-1a of the groups in the kernel's order (getgroups(2) and
+ * /proc/PID/status give the same, sorted), its low bit left for
+ * HELLO_CREDS. */
+static inline uint64_t holder_groups_hash(const uint32_t *g, int n)
+{
+	uint64_t h = 14695981039346656037ull;
+	int i, b;
+
+	for (i = 0; i < n; i++)
+		for (b = 0; b < 32; b += 8) {
+			h ^= (g[i] >> b) & 0xff;
+			h *= 1099511628211ull;
+		}
+	h ^= (uint64_t)n;
+	h *= 1099511628211ull;
+	return h & ~HELLO_CREDS;
+}
+
 /* Reply statuses other than >= 0 results and -errno. */
 #define HOLDER_SERVED		(1L << 40)
 #define HOLDER_NOT_SERVED	(1L << 41)
@@ -172,7 +209,7 @@ struct holder_reply {
 	int64_t status;		/* >= 0 result, -errno, or HOLDER_* */
 	int64_t val;		/* HOLDER_SERVED: ofd id; HOP_SIZE*: size */
 	int64_t val2;		/* HOLDER_SERVED: wtio block size */
-	int64_t pad;
+	int64_t val3;		/* HOP_HELLO: HELLO_CREDS */
 };
 
 /* HOP_STATS: what the tests check ("every relation file served"). Also
@@ -186,6 +223,7 @@ struct holder_stats {
 	uint64_t opens_not_served;	/* and why: */
 	uint64_t not_served_elsewhere;	/* open outside the program */
 	uint64_t not_served_other;	/* not regular, no O_DIRECT, ... */
+					/* (not_served_creds: at the end) */
 	uint64_t demoted[4];		/* by holder_demote_reason */
 	uint64_t reads, writes;
 	uint64_t bytes_read, bytes_written;
@@ -197,6 +235,8 @@ struct holder_stats {
 	uint64_t sizes;			/* HOP_SIZE asked (fstat), the same */
 	uint64_t not_served_nofds;	/* the holder short of descriptors
 					 * (counted in not_served_other too) */
+	uint64_t not_served_creds;	/* open by a process whose
+					 * credentials are not the holder's */
 };
 
 /*

@@ -15,11 +15,13 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
+#include "creds.h"
 #include "deadline.h"
 #include "log.h"
 #include "ops.h"
@@ -71,12 +73,15 @@ int hconn_listen(char *name, size_t len)
 	return s;
 }
 
-/* One message in: the request and up to MAX_FDS descriptors. Returns
- * its size, 0 at the end, -errno. */
-static ssize_t recv_req(int s, struct holder_req *req, int *fds, int *nfds)
+/* One message in: the request, up to MAX_FDS descriptors and its
+ * sender's pid as the kernel attached it (SO_PASSCRED; 0 if none).
+ * Returns its size, 0 at the end, -errno. */
+static ssize_t recv_req(int s, struct holder_req *req, int *fds, int *nfds,
+			pid_t *pid)
 {
 	union {
-		char buf[CMSG_SPACE(MAX_FDS * sizeof(int))];
+		char buf[CMSG_SPACE(MAX_FDS * sizeof(int)) +
+			 CMSG_SPACE(sizeof(struct ucred))];
 		struct cmsghdr align;
 	} u;
 	struct iovec iov = { req, sizeof(*req) };
@@ -86,6 +91,7 @@ static ssize_t recv_req(int s, struct holder_req *req, int *fds, int *nfds)
 	ssize_t n;
 
 	*nfds = 0;
+	*pid = 0;
 	do {
 		n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
 	} while (n < 0 && errno == EINTR);
@@ -94,6 +100,15 @@ static ssize_t recv_req(int s, struct holder_req *req, int *fds, int *nfds)
 	for (c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
 		size_t k, cnt;
 
+		if (c->cmsg_level == SOL_SOCKET &&
+		    c->cmsg_type == SCM_CREDENTIALS &&
+		    c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+			struct ucred cr;
+
+			memcpy(&cr, CMSG_DATA(c), sizeof(cr));
+			*pid = cr.pid;
+			continue;
+		}
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
 			continue;
 		cnt = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
@@ -182,7 +197,7 @@ static void *conn_thread(void *arg)
 	ssize_t n;
 
 	for (;;) {
-		n = recv_req(c->sock, &req, fds, &nfds);
+		n = recv_req(c->sock, &req, fds, &nfds, &c->req_pid);
 		if (n <= 0) {
 			close_fds(fds, nfds);
 			break;
@@ -194,6 +209,8 @@ static void *conn_thread(void *arg)
 		} else if (!c->proc) {
 			memset(&rep, 0, sizeof(rep));
 			rep.status = hello(c, &req, fds, nfds);
+			if (rep.status == 0)
+				hcreds_report(&rep.val, &rep.val2, &rep.val3);
 			send_fd = -1;
 		} else {
 			hops_handle(c, &req, fds, nfds, &rep, &send_fd);
@@ -210,9 +227,25 @@ static void *conn_thread(void *arg)
 	if (c->buf)
 		munmap(c->buf, c->buf_size);
 	close(c->sock);
+	if (c->pidfd >= 0)
+		close(c->pidfd);
 	free(c);
 	conn_gone();
 	return NULL;
+}
+
+/* The connection's process (its pidfd, which says when that pid stops
+ * naming it: creds.c), and each request's sender from the kernel. */
+static int conn_creds(struct hconn *c)
+{
+	socklen_t len = sizeof(c->pidfd);
+	int one = 1;
+
+	if (getsockopt(c->sock, SOL_SOCKET, SO_PEERPIDFD, &c->pidfd, &len) < 0)
+		c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (c->pidfd >= 0)
+		fcntl(c->pidfd, F_SETFD, FD_CLOEXEC);
+	return setsockopt(c->sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 }
 
 static void *accept_thread(void *arg)
@@ -241,6 +274,11 @@ static void *accept_thread(void *arg)
 		}
 		c->sock = s;
 		c->pid = cr.pid;
+		c->pidfd = -1;
+		/* without the senders' pids no open is served (creds.c) */
+		if (conn_creds(c) < 0)
+			hlog("no SO_PASSCRED on a connection of process %d: %s",
+			     (int)cr.pid, strerror(errno));
 		pthread_mutex_lock(&conns_lock);
 		nr_conns++;
 		pthread_mutex_unlock(&conns_lock);
@@ -248,6 +286,8 @@ static void *accept_thread(void *arg)
 			hlog("no thread for a connection of process %d",
 			     (int)cr.pid);
 			close(s);
+			if (c->pidfd >= 0)
+				close(c->pidfd);
 			free(c);
 			conn_gone();
 		}

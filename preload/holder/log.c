@@ -107,6 +107,7 @@ int hstats_write(const char *path)
 	P(not_served_elsewhere);
 	P(not_served_other);
 	P(not_served_nofds);
+	P(not_served_creds);
 	/* demoted[] by enum holder_demote_reason, and their sum */
 	for (i = 0; i < 4; i++) {
 		fprintf(f, "demoted_%s %llu\n", reasons[i],

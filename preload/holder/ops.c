@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "../shim_rw.h"
+#include "creds.h"
 #include "ctx.h"
 #include "demote.h"
 #include "log.h"
@@ -389,6 +390,7 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 		    int nfds, struct holder_reply *rep, int *send_fd)
 {
 	int dirfd = AT_FDCWD, ret;
+	const char *why;
 	struct hofd *o;
 
 	if (!c->buf || !memchr(c->buf, 0, c->buf_size < PATH_MAX ?
@@ -402,6 +404,17 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 		HSTAT_INC(not_served_other);
 		hdebug("%s: not served: opened from another mount namespace or root (process %d)",
 		       c->buf, (int)hproc_pid(c->proc));
+		rep->status = HOLDER_NOT_SERVED;
+		return;
+	}
+	/* the holder opens with its own credentials: only for a sender
+	 * that has them now (creds.c); another's open is the kernel's */
+	why = hcreds_differ(c->req_pid, c->pid, c->pidfd);
+	if (why) {
+		HSTAT_INC(opens_not_served);
+		HSTAT_INC(not_served_creds);
+		hdebug("%s: not served: process %d has other credentials than the holder's (%s)",
+		       c->buf, (int)c->req_pid, why);
 		rep->status = HOLDER_NOT_SERVED;
 		return;
 	}
@@ -436,8 +449,9 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 	}
 }
 
-static void do_setfl(struct hofd *o, const struct holder_req *req,
-		     struct holder_reply *rep, int *send_fd)
+static void do_setfl(struct hconn *c, struct hofd *o,
+		     const struct holder_req *req, struct holder_reply *rep,
+		     int *send_fd)
 {
 	int v = (int)req->arg[0], old;
 	struct stat st;
@@ -445,8 +459,11 @@ static void do_setfl(struct hofd *o, const struct holder_req *req,
 	if (!enter(o, rep, send_fd))
 		return;
 	old = atomic_load(&o->oflags);
-	if ((v & O_NOATIME) && !(old & O_NOATIME) && geteuid() != 0 &&
-	    (fstat(o->ino->fd, &st) < 0 || st.st_uid != geteuid())) {
+	/* the sender's right, as the kernel's F_SETFL asks it, not the
+	 * holder's */
+	if ((v & O_NOATIME) && !(old & O_NOATIME) &&
+	    (fstat(o->ino->fd, &st) < 0 ||
+	     hcreds_may_own(c->req_pid, c->pid, c->pidfd, st.st_uid))) {
 		rep->status = -EPERM;
 	} else {
 		atomic_store(&o->oflags, (old & ~SETFL_FLAGS) | (v & SETFL_FLAGS));
@@ -474,7 +491,7 @@ static void on_ofd(struct hconn *c, struct hofd *o, const struct holder_req *req
 		do_fallocate(o, req, rep, send_fd);
 		return;
 	case HOP_SETFL:
-		do_setfl(o, req, rep, send_fd);
+		do_setfl(c, o, req, rep, send_fd);
 		return;
 	case HOP_DEMOTE:
 		hdemote(o->ino, req->arg[0] >= 0 && req->arg[0] < 4 ?

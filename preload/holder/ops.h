@@ -17,6 +17,9 @@ struct hproc;
 struct hconn {
 	int sock;
 	pid_t pid;		/* SO_PEERCRED */
+	int pidfd;		/* SO_PEERPIDFD of pid, or -1 */
+	pid_t req_pid;		/* the request's sender (SCM_CREDENTIALS),
+				 * 0 if the kernel named none */
 	struct hproc *proc;	/* after HELLO */
 	char *buf;		/* the client's memfd, mapped */
 	size_t buf_size;

@@ -45,6 +45,7 @@
 
 #include "../holder_proto.h"
 #include "conn.h"
+#include "creds.h"
 #include "ctx.h"
 #include "demote.h"
 #include "finish.h"
@@ -363,6 +364,9 @@ static void holder(char **argv, int front_fd, int log_fd,
 		ret = hrec_start();
 	if (!ret)
 		ret = hlease_start(hdemote_broken);
+	/* (no own credentials known: nothing served, the rest works) */
+	if (!ret)
+		hcreds_init();
 	if (!ret)
 		ret = hproc_start();
 	if (!ret)
