@@ -22,8 +22,11 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/fsuid.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <linux/capability.h>
 
 #include "memfd_size.h"
 #include "remote.h"
@@ -287,6 +290,60 @@ static void conn_close(struct rconn *c)
 	c->sock = -1;
 }
 
+/*
+ * The holder's credentials (HOP_HELLO's report): an open by a thread
+ * whose own differ is the kernel's, without a round trip. Only a
+ * shortcut: the holder checks every open itself (holder/creds.c), since
+ * a process with fewer rights could speak the protocol without this
+ * library. Asked at each open, of the calling thread (credentials are
+ * per thread): a process may drop rights at any time after it connected.
+ */
+static struct {
+	_Atomic bool known;
+	uint32_t fsuid, fsgid;
+	uint64_t cap_eff, groups;
+} holder_cr;
+
+static void creds_note(const struct holder_reply *rp)
+{
+	if (!((uint64_t)rp->val3 & HELLO_CREDS) || atomic_load(&holder_cr.known))
+		return;
+	holder_cr.fsuid = (uint32_t)rp->val;
+	holder_cr.fsgid = (uint32_t)((uint64_t)rp->val >> 32);
+	holder_cr.cap_eff = (uint64_t)rp->val2;
+	holder_cr.groups = (uint64_t)rp->val3 & ~HELLO_CREDS;
+	atomic_store(&holder_cr.known, true);
+}
+
+const char *remote_creds_differ(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cap[2];
+	gid_t groups[HOLDER_GROUPS_REPORTED];
+	uint32_t g32[HOLDER_GROUPS_REPORTED];
+	int n, i;
+
+	if (!atomic_load(&holder_cr.known))
+		return NULL;
+	/* an invalid id changes nothing and returns the current one */
+	if ((uint32_t)setfsuid((uid_t)-1) != holder_cr.fsuid)
+		return "another fsuid";
+	if ((uint32_t)setfsgid((gid_t)-1) != holder_cr.fsgid)
+		return "another fsgid";
+	n = getgroups(HOLDER_GROUPS_REPORTED, groups);
+	if (n < 0)
+		return "other supplementary groups";
+	for (i = 0; i < n; i++)
+		g32[i] = (uint32_t)groups[i];
+	if (holder_groups_hash(g32, n) != holder_cr.groups)
+		return "other supplementary groups";
+	if (syscall(SYS_capget, &hdr, cap) == 0 &&
+	    ((uint64_t)cap[1].effective << 32 | cap[0].effective) !=
+	    holder_cr.cap_eff)
+		return "other effective capabilities";
+	return NULL;
+}
+
 /* Connect and greet; 0 or -errno (c closed again). */
 static int conn_open(struct rconn *c)
 {
@@ -332,8 +389,10 @@ static int conn_open(struct rconn *c)
 	r = xfer(c, &rq, mfd, &rp, NULL, true);
 	if (r == 0 && rp.status < 0)
 		r = (int)rp.status;
-	if (r == 0)
+	if (r == 0) {
 		hello_done = true;
+		creds_note(&rp);
+	}
 	pthread_mutex_unlock(&hello_lock);
 	real.close(mfd);
 	if (r < 0)

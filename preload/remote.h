@@ -42,6 +42,11 @@ bool remote_foreign(void);
 /* An open here is the kernel's: remote_foreign(), or this thread's
  * connection could not be made under the program's RLIMIT_FSIZE. */
 bool remote_open_kernel(void);
+/* NULL if the calling thread's credentials are the holder's as far as
+ * it can tell cheaply (fsuid, fsgid, groups, effective capabilities;
+ * NULL too before the holder said), else why not: its open is then the
+ * kernel's. The holder checks every open again itself. */
+const char *remote_creds_differ(void);
 /* This thread's connection (made and greeted on first use), or a
  * temporary one inside a signal handler's call; NULL when the holder is
  * gone, or foreign. Give it back with rc_put. */

@@ -374,6 +374,18 @@ int remote_open(int dirfd, const char *path, int flags, mode_t mode, int *fdp)
 	c = rc_get(&tmp);
 	if (!c)		/* not the holder's user: the kernel's open */
 		return remote_open_kernel() ? 0 : -EIO;
+	/* the holder would open it with rights this thread may not have
+	 * (it would answer "not served" itself): the kernel's open */
+	{
+		const char *why = remote_creds_differ();
+
+		if (why) {
+			rc_put(c);
+			shim_debug("%s: not served: this thread has other credentials than the holder's (%s)",
+				   norm, why);
+			return 0;
+		}
+	}
 	len = strlen(send) + 1;
 	if (len > c->size) {
 		rc_put(c);
