@@ -4,7 +4,9 @@
  * accepting thread, and one thread per connection that reads a request,
  * does it (ops.c) and answers, until the client closes. Only the
  * holder's own user may connect (an abstract address has no file
- * permissions). The first message must be HOP_HELLO.
+ * permissions). The first message must be HOP_HELLO. Each request comes
+ * with its sender's pid from the kernel (SO_PASSCRED), for the check of
+ * its credentials at each open (creds.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -227,8 +229,7 @@ static void *conn_thread(void *arg)
 	if (c->buf)
 		munmap(c->buf, c->buf_size);
 	close(c->sock);
-	if (c->pidfd >= 0)
-		close(c->pidfd);
+	hcreds_peer_close(&c->peer);
 	free(c);
 	conn_gone();
 	return NULL;
@@ -238,13 +239,16 @@ static void *conn_thread(void *arg)
  * naming it: creds.c), and each request's sender from the kernel. */
 static int conn_creds(struct hconn *c)
 {
-	socklen_t len = sizeof(c->pidfd);
+	socklen_t len = sizeof(c->peer.pidfd);
 	int one = 1;
 
-	if (getsockopt(c->sock, SOL_SOCKET, SO_PEERPIDFD, &c->pidfd, &len) < 0)
-		c->pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
-	if (c->pidfd >= 0)
-		fcntl(c->pidfd, F_SETFD, FD_CLOEXEC);
+	c->peer.pid = c->pid;
+	c->peer.status_fd = -1;
+	if (getsockopt(c->sock, SOL_SOCKET, SO_PEERPIDFD, &c->peer.pidfd,
+		       &len) < 0)
+		c->peer.pidfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+	if (c->peer.pidfd >= 0)
+		fcntl(c->peer.pidfd, F_SETFD, FD_CLOEXEC);
 	return setsockopt(c->sock, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one));
 }
 
@@ -274,7 +278,7 @@ static void *accept_thread(void *arg)
 		}
 		c->sock = s;
 		c->pid = cr.pid;
-		c->pidfd = -1;
+		c->peer.pidfd = c->peer.status_fd = -1;
 		/* without the senders' pids no open is served (creds.c) */
 		if (conn_creds(c) < 0)
 			hlog("no SO_PASSCRED on a connection of process %d: %s",
@@ -286,8 +290,7 @@ static void *accept_thread(void *arg)
 			hlog("no thread for a connection of process %d",
 			     (int)cr.pid);
 			close(s);
-			if (c->pidfd >= 0)
-				close(c->pidfd);
+			hcreds_peer_close(&c->peer);
 			free(c);
 			conn_gone();
 		}

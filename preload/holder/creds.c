@@ -16,9 +16,10 @@
  * client's own open is then the kernel's, with the kernel's answer.
  *
  * The sender must be the connection's own process (SO_PEERCRED at
- * accept), and that process must still be alive (its pidfd) after
- * /proc/PID/status was read: then PID named it all along, never a
- * process that took the number over. (A sender with CAP_SYS_ADMIN can
+ * accept), whose /proc/PID/status is opened once while its pidfd says it
+ * is alive, so that the descriptor names that process for good, never
+ * one that took the number over; its user namespace comes through the
+ * pidfd too. (A sender with CAP_SYS_ADMIN can
  * name another pid in SCM_CREDENTIALS; it must then also hold that
  * process's connection. It is not confined by dropping other
  * capabilities anyway.)
@@ -37,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +47,8 @@
 #include "log.h"
 
 #define CAP_FOWNER_BIT 3
+/* linux/pidfd.h (6.11), which clashes with fcntl.h */
+#define PIDFD_GET_USER_NAMESPACE_ _IO(0xFF, 9)
 
 /* What a permission decision on a file depends on. */
 struct creds {
@@ -63,20 +67,16 @@ static bool self_known;
 static uint32_t self_groups[HOLDER_GROUPS_REPORTED];
 static int self_ngroups;
 
-/* The whole of a /proc file, NUL-terminated, in a malloc'd buffer. */
-static char *read_all(const char *path)
+/* The whole of a /proc file from its start, NUL-terminated, in a
+ * malloc'd buffer (pread: a seq_file shows it anew from offset 0). */
+static char *read_fd(int fd)
 {
 	size_t cap = 4096, len = 0;
 	char *buf = malloc(cap), *nb;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n;
 
-	if (fd < 0 || !buf) {
-		if (fd >= 0)
-			close(fd);
-		free(buf);
+	if (!buf)
 		return NULL;
-	}
 	for (;;) {
 		if (cap - len < 2) {
 			nb = cap < (1u << 22) ? realloc(buf, cap * 2) : NULL;
@@ -85,7 +85,7 @@ static char *read_all(const char *path)
 			buf = nb;
 			cap *= 2;
 		}
-		n = read(fd, buf + len, cap - len - 1);
+		n = pread(fd, buf + len, cap - len - 1, (off_t)len);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
@@ -94,11 +94,9 @@ static char *read_all(const char *path)
 			break;
 		len += (size_t)n;
 	}
-	close(fd);
 	buf[len] = 0;
 	return buf;
 fail:
-	close(fd);
 	free(buf);
 	return NULL;
 }
@@ -147,20 +145,12 @@ static long nth(const char *buf, const char *key, int n, int base)
 	return v;
 }
 
-/* Parse the status of pid (0: the holder) into c. 0 or -1. */
-static int creds_read(pid_t pid, struct creds *c)
+/* Parse the status text c->buf (taken) into c. 0 or -1. */
+static int creds_parse(struct creds *c)
 {
-	char path[64];
-	struct stat st;
 	const char *p;
 	size_t len;
 
-	memset(c, 0, sizeof(*c));
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/status");
-	c->buf = read_all(path);
 	if (!c->buf)
 		return -1;
 	c->fsuid = nth(c->buf, "Uid", 3, 10);
@@ -175,22 +165,72 @@ static int creds_read(pid_t pid, struct creds *c)
 	       (c->groups[c->groups_len - 1] == ' ' ||
 		c->groups[c->groups_len - 1] == '\t'))
 		c->groups_len--;
-	if (c->fsuid < 0 || c->fsgid < 0 || !p || !c->groups)
-		goto fail;
-	/* capabilities are relative to a user namespace */
-	if (pid)
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-	else
-		snprintf(path, sizeof(path), "/proc/self/ns/user");
-	if (stat(path, &st) < 0)
-		goto fail;
-	c->userns_dev = st.st_dev;
-	c->userns_ino = st.st_ino;
+	if (c->fsuid < 0 || c->fsgid < 0 || !p || !c->groups) {
+		free(c->buf);
+		c->buf = NULL;
+		return -1;
+	}
 	return 0;
-fail:
-	free(c->buf);
-	c->buf = NULL;
-	return -1;
+}
+
+static bool ended(int pidfd)
+{
+	struct pollfd pf = { .fd = pidfd, .events = POLLIN };
+
+	return poll(&pf, 1, 0) != 0;
+}
+
+/* p's /proc/PID/status: opened once while p's process is alive (its
+ * pidfd), it names that process for good, never one that takes the
+ * number over (its reads fail with ESRCH once the process is gone). */
+static int peer_status(struct hcreds_peer *p)
+{
+	char path[64];
+	int fd;
+
+	if (p->status_fd >= 0)
+		return p->status_fd;
+	if (p->pidfd < 0)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)p->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (ended(p->pidfd)) {
+		close(fd);
+		return -1;
+	}
+	p->status_fd = fd;
+	return fd;
+}
+
+/* p's user namespace, through its pidfd (the process itself, or ESRCH);
+ * before Linux 6.11, by its /proc path, with the pidfd asked after. */
+static int peer_userns(struct hcreds_peer *p, struct stat *st)
+{
+	char path[64];
+	int fd = ioctl(p->pidfd, PIDFD_GET_USER_NAMESPACE_, 0), r;
+
+	if (fd >= 0) {
+		r = fstat(fd, st);
+		close(fd);
+		return r;
+	}
+	if (errno != ENOTTY && errno != EINVAL && errno != EOPNOTSUPP)
+		return -1;
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)p->pid);
+	if (stat(path, st) < 0 || ended(p->pidfd))
+		return -1;
+	return 0;
+}
+
+void hcreds_peer_close(struct hcreds_peer *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	if (p->status_fd >= 0)
+		close(p->status_fd);
+	p->pidfd = p->status_fd = -1;
 }
 
 int hcreds_init(void)
@@ -199,12 +239,22 @@ int hcreds_init(void)
 	char *end;
 	size_t len;
 
-	if (creds_read(0, &self) < 0) {
+	struct stat st;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		self.buf = read_fd(fd);
+		close(fd);
+	}
+	if (creds_parse(&self) < 0 ||
+	    stat("/proc/self/ns/user", &st) < 0) {
 		int err = -errno;
 
 		hlog("cannot read the holder's own credentials (/proc/self/status): no open will be served");
 		return err ? err : -EIO;
 	}
+	self.userns_dev = st.st_dev;
+	self.userns_ino = st.st_ino;
 	self_known = true;
 	/* the groups for the client's check (HELLO's report) */
 	p = self.groups;
@@ -253,33 +303,38 @@ static const char *compare(const struct creds *c)
 
 /* Read the sender's credentials into c: NULL, or why they cannot be
  * told (c is then empty). */
-static const char *sender(pid_t pid, pid_t conn_pid, int conn_pidfd,
-			  struct creds *c)
+static const char *sender(struct hcreds_peer *p, pid_t pid, struct creds *c)
 {
-	struct pollfd pf = { .fd = conn_pidfd, .events = POLLIN };
+	struct stat st;
+	int fd;
 
 	memset(c, 0, sizeof(*c));
 	if (!self_known)
 		return "the holder's own credentials are not known";
 	if (pid <= 0)
 		return "the kernel named no sender";
-	if (pid != conn_pid || conn_pidfd < 0)
+	if (pid != p->pid || p->pidfd < 0)
 		return "sent by another process than the connection's";
-	if (creds_read(pid, c) < 0)
+	fd = peer_status(p);
+	if (fd < 0)
 		return "its credentials cannot be read";
-	/* still alive after the read: pid was that process all along */
-	if (poll(&pf, 1, 0) != 0) {
+	c->buf = read_fd(fd);
+	if (creds_parse(c) < 0)
+		return "its credentials cannot be read";
+	if (peer_userns(p, &st) < 0) {
 		free(c->buf);
 		c->buf = NULL;
-		return "the process ended";
+		return "its user namespace cannot be told";
 	}
+	c->userns_dev = st.st_dev;
+	c->userns_ino = st.st_ino;
 	return NULL;
 }
 
-const char *hcreds_differ(pid_t pid, pid_t conn_pid, int conn_pidfd)
+const char *hcreds_differ(struct hcreds_peer *p, pid_t pid)
 {
 	struct creds c;
-	const char *why = sender(pid, conn_pid, conn_pidfd, &c);
+	const char *why = sender(p, pid, &c);
 
 	if (!why)
 		why = compare(&c);
@@ -287,12 +342,12 @@ const char *hcreds_differ(pid_t pid, pid_t conn_pid, int conn_pidfd)
 	return why;
 }
 
-int hcreds_may_own(pid_t pid, pid_t conn_pid, int conn_pidfd, uid_t owner)
+int hcreds_may_own(struct hcreds_peer *p, pid_t pid, uid_t owner)
 {
 	struct creds c;
 	int ret = -EPERM;
 
-	if (sender(pid, conn_pid, conn_pidfd, &c))
+	if (sender(p, pid, &c))
 		return -EPERM;
 	if ((uid_t)c.fsuid == owner ||
 	    (c.userns_dev == self.userns_dev && c.userns_ino == self.userns_ino &&

@@ -14,21 +14,33 @@
  * 0 or -errno (then every open is answered "not served"). */
 int hcreds_init(void);
 
+/* The process of a connection, as the holder reads its credentials (one
+ * connection thread uses it at a time). */
+struct hcreds_peer {
+	pid_t pid;		/* SO_PEERCRED at accept */
+	int pidfd;		/* SO_PEERPIDFD of it, or -1 */
+	int status_fd;		/* its /proc/PID/status, once known to be
+				 * its, or -1 */
+};
+
+/* Close what p holds. */
+void hcreds_peer_close(struct hcreds_peer *p);
+
 /*
- * The sender of a request: pid, as the kernel attached it to the message
- * (SCM_CREDENTIALS; 0 if none came), conn_pid and conn_pidfd the
- * connection's process (SO_PEERCRED and SO_PEERPIDFD at accept). NULL if
- * its current credentials are the holder's in every way a permission
- * decision can depend on, else why not (for --debug).
+ * The sender of a request: sender, as the kernel attached it to the
+ * message (SCM_CREDENTIALS; 0 if none came), on p's connection. NULL if
+ * it is p's process and its current credentials are the holder's in
+ * every way a permission decision can depend on, else why not (for
+ * --debug).
  */
-const char *hcreds_differ(pid_t pid, pid_t conn_pid, int conn_pidfd);
+const char *hcreds_differ(struct hcreds_peer *p, pid_t sender);
 
 /*
  * The sender may set O_NOATIME on a file owned by owner (the kernel's
  * inode_owner_or_capable: its fsuid, or CAP_FOWNER in the holder's user
  * namespace). 0 or -EPERM.
  */
-int hcreds_may_own(pid_t pid, pid_t conn_pid, int conn_pidfd, uid_t owner);
+int hcreds_may_own(struct hcreds_peer *p, pid_t sender, uid_t owner);
 
 /* What HOP_HELLO's reply carries for the client's own cheap check
  * (holder_proto.h, HELLO_CREDS). */

@@ -409,7 +409,7 @@ static void do_open(struct hconn *c, const struct holder_req *req, int *fds,
 	}
 	/* the holder opens with its own credentials: only for a sender
 	 * that has them now (creds.c); another's open is the kernel's */
-	why = hcreds_differ(c->req_pid, c->pid, c->pidfd);
+	why = hcreds_differ(&c->peer, c->req_pid);
 	if (why) {
 		HSTAT_INC(opens_not_served);
 		HSTAT_INC(not_served_creds);
@@ -463,7 +463,7 @@ static void do_setfl(struct hconn *c, struct hofd *o,
 	 * holder's */
 	if ((v & O_NOATIME) && !(old & O_NOATIME) &&
 	    (fstat(o->ino->fd, &st) < 0 ||
-	     hcreds_may_own(c->req_pid, c->pid, c->pidfd, st.st_uid))) {
+	     hcreds_may_own(&c->peer, c->req_pid, st.st_uid))) {
 		rep->status = -EPERM;
 	} else {
 		atomic_store(&o->oflags, (old & ~SETFL_FLAGS) | (v & SETFL_FLAGS));

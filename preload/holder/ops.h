@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "../holder_proto.h"
+#include "creds.h"
 
 struct hproc;
 
@@ -17,7 +18,7 @@ struct hproc;
 struct hconn {
 	int sock;
 	pid_t pid;		/* SO_PEERCRED */
-	int pidfd;		/* SO_PEERPIDFD of pid, or -1 */
+	struct hcreds_peer peer;	/* pid again, its pidfd (creds.c) */
 	pid_t req_pid;		/* the request's sender (SCM_CREDENTIALS),
 				 * 0 if the kernel named none */
 	struct hproc *proc;	/* after HELLO */

@@ -55,7 +55,8 @@ static int not_served(const char *path, const char *why, bool elsewhere)
 }
 
 /* The program's permission to open the file found (its credentials are
- * the holder's): 0 or -errno, as open(2) would answer. */
+ * the holder's: do_open serves no other sender, creds.c): 0 or -errno,
+ * as open(2) would answer. */
 static int may_open(int pfd, const struct stat *st, int flags)
 {
 	int acc = flags & O_ACCMODE, mask = 0;
