@@ -223,7 +223,7 @@ struct holder_stats {
 	uint64_t opens_not_served;	/* and why: */
 	uint64_t not_served_elsewhere;	/* open outside the program */
 	uint64_t not_served_other;	/* not regular, no O_DIRECT, ... */
-					/* (not_served_creds: at the end) */
+					/* (not_served_nofds, _creds: at the end) */
 	uint64_t demoted[4];		/* by holder_demote_reason */
 	uint64_t reads, writes;
 	uint64_t bytes_read, bytes_written;
