@@ -13,6 +13,7 @@
  * latest.
  */
 #include <errno.h>
+#include <sys/random.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,29 @@ static int nr_watched;		/* processes whose end is not yet heard */
 static int nr_orphaning;
 static struct hproc *proc_hash[PROC_BUCKETS];
 static struct htoken *tokens;
-static uint64_t next_token = 1;
+static uint64_t next_token = 1;	/* only where getrandom fails */
+
+/* A fork token no process can guess: whoever names a pending token to
+ * HELLO_CLAIM gets the parent's open files, so a counter would hand
+ * them to any process of the holder's uid that counts. Positive (a
+ * reply's status), not 0, and not one pending. procs_lock held. */
+static uint64_t new_token_locked(void)
+{
+	for (;;) {
+		uint64_t v;
+		struct htoken *t;
+
+		if (getrandom(&v, sizeof(v), 0) != (ssize_t)sizeof(v))
+			v = next_token++ * 0x9e3779b97f4a7c15ull;
+		v &= (uint64_t)INT64_MAX;
+		if (!v)
+			continue;
+		for (t = tokens; t && t->id != v; t = t->next)
+			;
+		if (!t)
+			return v;
+	}
+}
 static int epfd = -1;
 
 pid_t hproc_pid(const struct hproc *p)
@@ -459,7 +482,7 @@ int64_t hproc_fork_prepare(struct hproc *p)
 	t->parent = p->pid;
 	t->made = horphan_now();
 	pthread_mutex_lock(&procs_lock);
-	t->id = next_token++;
+	t->id = new_token_locked();
 	t->next = tokens;
 	tokens = t;
 	pthread_mutex_unlock(&procs_lock);
