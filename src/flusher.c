@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "fsize_limit.h"
+#include "sys.h"
 #include "flusher.h"
 #include "ctx.h"
 #include "clock.h"
@@ -72,7 +72,7 @@ static void *flusher_main(void *arg)
 	struct wtio_inode *inode;
 	bool all;
 
-	wtio_fsize_block_signal();
+	wtio_sys_block_xfsz();
 
 	pthread_mutex_lock(&ctx->wb_lock);
 	while ((inode = flusher_next_inode(ctx, &all))) {

@@ -7,7 +7,7 @@
  * flusher, where the kernel would send SIGXFSZ to that thread (killing
  * the process by default) for data the caller was told was written. So
  * the caller's call is checked here instead, and wtio's threads block
- * the signal. Only calls that end past the file's end are checked, and
+ * the signal (wtio_sys_block_xfsz). Only calls that end past the file's end are checked, and
  * the limit is read at most every 10 ms: an overwrite inside a file
  * already longer than the limit is not checked, and its write-back fails
  * with EFBIG (docs/DESIGN.md).
@@ -99,13 +99,4 @@ int wtio_fsize_check_grow(struct wtio_inode *inode, int64_t size)
 		return 0;
 	send_xfsz(inode);
 	return -EFBIG;
-}
-
-void wtio_fsize_block_signal(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGXFSZ);
-	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }

@@ -2,7 +2,7 @@
 /*
  * fsize_limit.h - the process's file size limit (RLIMIT_FSIZE, ulimit -f)
  * applied in the caller's thread, as the kernel applies it to a write and
- * to a growing truncate, and kept out of wtio's own threads.
+ * to a growing truncate (wtio's own threads block SIGXFSZ: sys.h).
  */
 #ifndef WTIO_FSIZE_LIMIT_H
 #define WTIO_FSIZE_LIMIT_H
@@ -21,8 +21,5 @@ int wtio_fsize_check_write(struct wtio_inode *inode, int64_t off,
 			   ssize_t *len, bool atomic);
 /* A truncate growing the file to size: 0, or -EFBIG and SIGXFSZ. */
 int wtio_fsize_check_grow(struct wtio_inode *inode, int64_t size);
-/* In a thread of wtio's: a write-back past the limit fails (-EFBIG, an
- * I/O error as any) instead of killing the process with SIGXFSZ. */
-void wtio_fsize_block_signal(void);
 
 #endif /* WTIO_FSIZE_LIMIT_H */

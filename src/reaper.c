@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "fsize_limit.h"
+#include "sys.h"
 #include "reaper.h"
 #include "io/io.h"
 
@@ -30,7 +30,7 @@ static void *reaper_main(void *arg)
 	struct timespec ts = { 0, 50 * 1000 * 1000 };
 	struct timespec nap = { 0, REAPER_NAP_NS };
 
-	wtio_fsize_block_signal();
+	wtio_sys_block_xfsz();
 
 	while (!atomic_load(&r->stop) || (r->users && atomic_load(r->users))) {
 		if (atomic_load(&r->helpers))

@@ -5,6 +5,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -33,4 +35,13 @@ int wtio_sys_set(const struct wtio_sys *table)
 #undef WTIO_SYS_CHECK
 	wtio_sys_tab = *table;
 	return 0;
+}
+
+void wtio_sys_block_xfsz(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGXFSZ);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }

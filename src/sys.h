@@ -69,6 +69,12 @@ struct io_uring_params;
 	  (unsigned, struct io_uring *, struct io_uring_params *))
 #else
 #define WTIO_SYS_CALLS_URING(X)
+/* At the start of a thread of wtio's (flusher, completion): a write-back
+ * past RLIMIT_FSIZE fails with EFBIG, an I/O error as any, instead of
+ * the kernel's SIGXFSZ killing the process for data it was told was
+ * written (fsize_limit.c checks the callers). */
+void wtio_sys_block_xfsz(void);
+
 #endif
 
 #define WTIO_SYS_CALLS(X) WTIO_SYS_CALLS_LIBC(X) WTIO_SYS_CALLS_URING(X)
@@ -108,5 +114,11 @@ int wtio_sys_set(const struct wtio_sys *table);
 #define wtio_sys_syscall(...)	(wtio_sys_tab.syscall(__VA_ARGS__))
 #define wtio_sys_io_uring_queue_init_params(...) \
 	(wtio_sys_tab.io_uring_queue_init_params(__VA_ARGS__))
+
+/* At the start of a thread of wtio's (flusher, completion): a write-back
+ * past RLIMIT_FSIZE fails with EFBIG, an I/O error as any, instead of
+ * the kernel's SIGXFSZ killing the process for data it was told was
+ * written (fsize_limit.c checks the callers). */
+void wtio_sys_block_xfsz(void);
 
 #endif
