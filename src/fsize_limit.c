@@ -7,10 +7,10 @@
  * flusher, where the kernel would send SIGXFSZ to that thread (killing
  * the process by default) for data the caller was told was written. So
  * the caller's call is checked here instead, and wtio's threads block
- * the signal (wtio_sys_block_xfsz). Only calls that end past the file's end are checked, and
- * the limit is read at most every 10 ms: an overwrite inside a file
- * already longer than the limit is not checked, and its write-back fails
- * with EFBIG (docs/DESIGN.md).
+ * the signal (wtio_sys_block_xfsz). Only calls that end past the file's
+ * end are checked, and the limit is read at most every 10 ms: an
+ * overwrite inside a file already longer than the limit is not checked,
+ * and its write-back fails with EFBIG (docs/DESIGN.md).
  */
 #include <errno.h>
 #include <pthread.h>
