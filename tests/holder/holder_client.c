@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../preload/holder_proto.h"
+#include "holder_call.h"
 
 #define CHECK(cond) do {						\
 	if (!(cond)) {							\
@@ -50,15 +50,6 @@
 	}								\
 } while (0)
 
-#define CHECKF(cond, ...) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "FAIL %s:%d (pid %d): %s: ", __FILE__,	\
-			__LINE__, (int)getpid(), #cond);		\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-		exit(1);						\
-	}								\
-} while (0)
 
 struct conn {
 	int sock;
@@ -74,52 +65,8 @@ static int64_t call(struct conn *c, uint32_t op, uint64_t ofd, int64_t a0,
 {
 	struct holder_req req = { .op = op, .ofd = ofd,
 				  .arg = { a0, a1, a2, a3 } };
-	struct holder_reply rep;
-	union {
-		char buf[CMSG_SPACE(sizeof(int))];
-		struct cmsghdr align;
-	} u;
-	struct iovec iov = { &req, sizeof(req) };
-	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1 };
-	struct cmsghdr *cm;
-	ssize_t n;
 
-	if (fd_in >= 0) {
-		memset(&u, 0, sizeof(u));
-		m.msg_control = u.buf;
-		m.msg_controllen = sizeof(u.buf);
-		cm = CMSG_FIRSTHDR(&m);
-		cm->cmsg_level = SOL_SOCKET;
-		cm->cmsg_type = SCM_RIGHTS;
-		cm->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cm), &fd_in, sizeof(int));
-	}
-	n = sendmsg(c->sock, &m, MSG_NOSIGNAL);
-	CHECKF(n == sizeof(req), "sendmsg: %s", strerror(errno));
-	memset(&m, 0, sizeof(m));
-	iov.iov_base = &rep;
-	iov.iov_len = sizeof(rep);
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = u.buf;
-	m.msg_controllen = sizeof(u.buf);
-	n = recvmsg(c->sock, &m, MSG_CMSG_CLOEXEC);
-	CHECKF(n == sizeof(rep), "recvmsg: %zd %s", n, strerror(errno));
-	if (fd_out)
-		*fd_out = -1;
-	for (cm = CMSG_FIRSTHDR(&m); cm; cm = CMSG_NXTHDR(&m, cm))
-		if (cm->cmsg_type == SCM_RIGHTS) {
-			int fd;
-
-			memcpy(&fd, CMSG_DATA(cm), sizeof(int));
-			if (fd_out)
-				*fd_out = fd;
-			else
-				close(fd);
-		}
-	if (out)
-		*out = rep;
-	return rep.status;
+	return holder_call(c->sock, &req, fd_in, out, fd_out);
 }
 
 #define CALL(c, op, ofd, a0, a1, a2) \
