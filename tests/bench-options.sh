@@ -32,6 +32,8 @@ good --rw=randrw --rwmixread=70 --runtime=500ms --time_based --ramp_time=1s
 good --rw=randwrite --sync_file_range=wait_before,write:16 --fsync=0
 good --rw=randwrite --sync_file_range=16 --per-job-files --nrfiles=4
 good --filename_format='t.$jobnum.$filenum' --cache-size=64M --folio-size=16k --flushers=2
+good --dirty-ratio=75 --dirty-background-ratio=60 --modes=wtio-writeback
+good --dirty-ratio=5 --modes=wtio-writeback
 good --ioengine=io_uring --iodepth=4
 good --ioengine=null --modes=kernel-buffered,wtio-writeback
 good --suite=table2 --numjobs=1 --runtime=1
@@ -77,6 +79,8 @@ bad "needs --rw=write" --file_append --rw=randwrite
 bad "needs --runtime" --time_based
 bad "smaller than --bs" --size=4k --bs=16k
 bad "power of two" --folio-size=12k
+bad "is not a number from 2 to 90" --dirty-ratio=95
+bad "is not a number from 1 to 90" --dirty-background-ratio=0
 bad "is not normal, json, csv or terse" --output-format=xml
 bad "only 'wait_before,write:N'" --sync_file_range=write:16
 bad "unexpected argument" stray

@@ -48,6 +48,14 @@ static int w_mode_init(struct trial *tr)
 		cfg.folio_size = (uint32_t)job->folio_size;
 	if (job->flushers)
 		cfg.nr_flushers = job->flushers;
+	if (job->dirty_ratio)
+		cfg.dirty_ratio = job->dirty_ratio;
+	if (job->dirty_bg_ratio)
+		cfg.dirty_background_ratio = job->dirty_bg_ratio;
+	/* The kernel's rule (domain_dirty_limits): a background threshold
+	 * at or above the limit is taken as half the limit. */
+	if (cfg.dirty_background_ratio >= cfg.dirty_ratio)
+		cfg.dirty_background_ratio = cfg.dirty_ratio / 2;
 	if (!job->stripe_align)
 		cfg.flags |= WTIO_CONFIG_NO_STRIPE_ALIGN;
 	if (job->size_ahead)

@@ -377,6 +377,14 @@ static const struct opt_def opt_table[] = {
 	{ "flushers", OT_UINT, J(flushers), NULL, "N",
 	  "The wtio context's flusher threads (not given: the library's default).",
 	  .min = 1, .max = 4096 },
+	{ "dirty-ratio", OT_UINT, J(dirty_ratio), NULL, "PCT",
+	  "The share of wtio's cache that may be dirty before writers are throttled "
+	  "(not given: the library's default, 20).",
+	  "A background ratio not below it is halved, as the kernel does with "
+	  "vm.dirty_background_ratio.", .min = 2, .max = 90 },
+	{ "dirty-background-ratio", OT_UINT, J(dirty_bg_ratio), NULL, "PCT",
+	  "The share of wtio's cache that may be dirty before the flushers start "
+	  "(not given: the library's default, 10).", .min = 1, .max = 90 },
 	{ "stripe-align", OT_BOOL, J(stripe_align), "1", NULL,
 	  "Cut wtio's I/O at the filesystem's stripe units." },
 	{ "size-ahead", OT_BOOL, J(size_ahead), NULL, NULL,

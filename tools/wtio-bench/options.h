@@ -63,6 +63,8 @@ struct job_opts {
 	uint64_t cache_size;		/* wtio; 0 = library default */
 	uint64_t folio_size;		/* wtio; 0 = library default (at most 1M) */
 	uint32_t flushers;		/* wtio; 0 = library default */
+	uint32_t dirty_ratio;		/* wtio, percent; 0 = library default */
+	uint32_t dirty_bg_ratio;	/* wtio, percent; 0 = library default */
 	int modes[MAX_MODES];		/* indexes into mode_table */
 	int nr_modes;
 	bool invalidate;		/* drop the page cache between modes */
