@@ -354,6 +354,12 @@ WTIO_EXPORT int wtio_queue_reap(struct wtio_queue *q, struct wtio_cqe *cqes,
 			q->helping = true;
 			pthread_mutex_unlock(&q->lock);
 			ret = queue_help(q, timeout_ns >= 0, end_ns);
+			/* An owner that waits on the ring will most likely be
+			 * back to do so after its next submissions (not one
+			 * that polls, min 0, or waits on the eventfd: those
+			 * never get here, and keep the thread's service). */
+			if (ret >= 0)
+				wtio_reaper_attend(&q->reaper);
 			pthread_mutex_lock(&q->lock);
 			q->helping = false;
 			if (ret == -ETIME)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "sys.h"
+#include "clock.h"
 #include "reaper.h"
 #include "io/io.h"
 
@@ -23,6 +24,17 @@
  */
 #define REAPER_NAP_NS	(1000 * 1000)
 
+/* An owner reaped within the last nap (or just now, on another CPU:
+ * a stamp after our clock reading is as fresh). */
+static bool attended(struct wtio_reaper *r)
+{
+	uint64_t now = wtio_now_ns();
+	uint64_t at = atomic_load_explicit(&r->attended_ns,
+					   memory_order_relaxed);
+
+	return at && (int64_t)(now - at) < REAPER_NAP_NS;
+}
+
 static void *reaper_main(void *arg)
 {
 	struct wtio_reaper *r = arg;
@@ -33,7 +45,7 @@ static void *reaper_main(void *arg)
 	wtio_sys_block_xfsz();
 
 	while (!atomic_load(&r->stop) || (r->users && atomic_load(r->users))) {
-		if (atomic_load(&r->helpers))
+		if (atomic_load(&r->helpers) || attended(r))
 			nanosleep(&nap, NULL);
 		else
 			wtio_io_chan_reap(r->chan, 1, &ts);
@@ -50,6 +62,7 @@ int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
 	r->users = users;
 	atomic_store(&r->stop, false);
 	atomic_store(&r->helpers, 0);
+	atomic_store(&r->attended_ns, 0);
 	r->chan = wtio_io_chan_open(be, entries, &ret);
 	if (!r->chan)
 		return ret;
@@ -78,6 +91,12 @@ int wtio_reaper_help(struct wtio_reaper *r, const struct timespec *timeout)
 	ret = wtio_io_chan_reap(r->chan, 1, &ts);
 	atomic_fetch_sub(&r->helpers, 1);
 	return ret;
+}
+
+void wtio_reaper_attend(struct wtio_reaper *r)
+{
+	atomic_store_explicit(&r->attended_ns, wtio_now_ns(),
+			      memory_order_relaxed);
 }
 
 void wtio_reaper_stop(struct wtio_reaper *r)

@@ -25,6 +25,9 @@ struct wtio_reaper {
 	_Atomic uint64_t *users;
 	/* Threads reaping the channel themselves (wtio_reaper_help). */
 	_Atomic unsigned int helpers;
+	/* When an owner last said it will come back to reap
+	 * (wtio_reaper_attend); 0: never. */
+	_Atomic uint64_t attended_ns;
 };
 
 /* Open a channel of entries and start its thread: 0, or a negative
@@ -40,6 +43,14 @@ int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
  * or another negative errno.
  */
 int wtio_reaper_help(struct wtio_reaper *r, const struct timespec *timeout);
+/*
+ * The caller, which has just reaped this channel itself (helped), is
+ * expected back to do so again soon: for a nap from now the thread
+ * leaves the ring to it instead of waking for every completion. A
+ * completion then waits at most about two naps for a reaper, as under
+ * a helper.
+ */
+void wtio_reaper_attend(struct wtio_reaper *r);
 /* Stop the thread (once *users is 0) and close the channel. */
 void wtio_reaper_stop(struct wtio_reaper *r);
 
