@@ -161,9 +161,11 @@ struct wtio_config {
  */
 #define WTIO_CONFIG_KEEP_CLOSED (1u << 5)
 /*
- * Submit the I/O that a thread other than its submitter completes (the
- * queues' write-through writes, started writeback, readahead) through
- * Linux AIO (io_submit/io_getevents) instead of io_uring.
+ * Submit all the I/O that a thread other than its submitter completes
+ * through Linux AIO (io_submit/io_getevents) instead of io_uring: started
+ * writeback and readahead as well as the queues' write-through writes,
+ * which go over AIO by default (since 0.2; WTIO_CONFIG_URING_CHANNELS
+ * keeps them on io_uring).
  * An io_uring ring completes a direct write by task work of the thread
  * that submitted it, interrupting whatever that thread does next; AIO
  * completes it where the device does, and wakes the completion thread.
@@ -171,8 +173,11 @@ struct wtio_config {
  * RWF_DSYNC goes with it, errors and short counts are reported as with
  * io_uring. Only with the io_uring backend; where AIO cannot be set up
  * (no kernel support, fs.aio-max-nr reached) the io_uring channels are
- * used. The environment variable WTIO_IO_CHANNEL, read when a context is
- * created, overrides this bit: "aio" sets it, "io_uring" clears it.
+ * used. Each AIO channel takes from the system-wide fs.aio-max-nr (a
+ * queue twice its depth, at least 64; the context's channel 256), which
+ * other programs' AIO shares. The environment variable WTIO_IO_CHANNEL,
+ * read when a context is created, overrides this bit and the next: "aio"
+ * sets this one, "io_uring" sets the next; -EINVAL with both set.
  */
 #define WTIO_CONFIG_AIO_CHANNELS (1u << 6)
 /* WTIO_DONTCACHE reads of a sequential stream read ahead too (since
@@ -182,6 +187,9 @@ struct wtio_config {
  * the cache at the file's close or by eviction. Without it a DONTCACHE
  * read does no readahead. */
 #define WTIO_CONFIG_DONTCACHE_READAHEAD (1u << 7)
+/* Every channel over io_uring, the queues' too (since 0.2; before, the
+ * default): see WTIO_CONFIG_AIO_CHANNELS. */
+#define WTIO_CONFIG_URING_CHANNELS (1u << 8)
 
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);

@@ -141,7 +141,7 @@ int wtio_writeback_init(struct wtio_ctx *ctx)
 	 * a channel it is done in full by the caller: slower, still
 	 * correct. */
 	if (wtio_io_can(&ctx->io, WTIO_IO_CAP_CHANNELS))
-		wtio_reaper_start(&ctx->wb_reaper, &ctx->io, 256,
+		wtio_reaper_start(&ctx->wb_reaper, &ctx->io, 256, WTIO_CHAN_CTX,
 				  &ctx->wb_chan_users);
 	return 0;
 }

@@ -155,7 +155,8 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->done_cond, NULL);
 	if (wtio_io_can(&ctx->io, WTIO_IO_CAP_CHANNELS)) {
-		ret = wtio_reaper_start(&q->reaper, &ctx->io, 2 * depth, NULL);
+		ret = wtio_reaper_start(&q->reaper, &ctx->io, 2 * depth,
+					WTIO_CHAN_QUEUE, NULL);
 		if (ret)
 			goto out_free;
 	}

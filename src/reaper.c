@@ -54,7 +54,8 @@ static void *reaper_main(void *arg)
 }
 
 int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
-		      unsigned int entries, _Atomic uint64_t *users)
+		      unsigned int entries, enum wtio_chan_use use,
+		      _Atomic uint64_t *users)
 {
 	int ret;
 
@@ -63,7 +64,7 @@ int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
 	atomic_store(&r->stop, false);
 	atomic_store(&r->helpers, 0);
 	atomic_store(&r->attended_ns, 0);
-	r->chan = wtio_io_chan_open(be, entries, &ret);
+	r->chan = wtio_io_chan_open(be, entries, use, &ret);
 	if (!r->chan)
 		return ret;
 	ret = pthread_create(&r->thread, NULL, reaper_main, r);

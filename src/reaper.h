@@ -12,8 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-struct wtio_io_backend;
-struct wtio_io_chan;
+#include "io/io.h"
 
 struct wtio_reaper {
 	struct wtio_io_backend *be;
@@ -33,7 +32,8 @@ struct wtio_reaper {
 /* Open a channel of entries and start its thread: 0, or a negative
  * errno with r->chan NULL. */
 int wtio_reaper_start(struct wtio_reaper *r, struct wtio_io_backend *be,
-		      unsigned int entries, _Atomic uint64_t *users);
+		      unsigned int entries, enum wtio_chan_use use,
+		      _Atomic uint64_t *users);
 /*
  * Reap the channel in the calling thread, as its completion thread
  * would, waiting at most timeout (NULL: a short while) for one

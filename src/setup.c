@@ -116,8 +116,11 @@ static int config_check(struct wtio_config *c)
 	if (c->flags & ~(WTIO_CONFIG_NO_READAHEAD | WTIO_CONFIG_NO_FIXED_BUFFERS |
 			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD |
 			 WTIO_CONFIG_ADAPTIVE | WTIO_CONFIG_KEEP_CLOSED |
-			 WTIO_CONFIG_AIO_CHANNELS |
+			 WTIO_CONFIG_AIO_CHANNELS | WTIO_CONFIG_URING_CHANNELS |
 			 WTIO_CONFIG_DONTCACHE_READAHEAD))
+		return -EINVAL;
+	if ((c->flags & WTIO_CONFIG_AIO_CHANNELS) &&
+	    (c->flags & WTIO_CONFIG_URING_CHANNELS))
 		return -EINVAL;
 	if (c->stripe_unit % 4096 || (!c->stripe_unit && c->stripe_width) ||
 	    (c->stripe_unit && c->stripe_width % c->stripe_unit))
@@ -131,10 +134,13 @@ static void config_env(struct wtio_config *c)
 {
 	const char *v = getenv("WTIO_IO_CHANNEL");
 
-	if (v && !strcmp(v, "aio"))
+	if (v && !strcmp(v, "aio")) {
 		c->flags |= WTIO_CONFIG_AIO_CHANNELS;
-	else if (v && !strcmp(v, "io_uring"))
+		c->flags &= ~WTIO_CONFIG_URING_CHANNELS;
+	} else if (v && !strcmp(v, "io_uring")) {
 		c->flags &= ~WTIO_CONFIG_AIO_CHANNELS;
+		c->flags |= WTIO_CONFIG_URING_CHANNELS;
+	}
 }
 
 WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,

@@ -10,7 +10,8 @@
  * write-through write whose I/O came back short is finished by
  * resubmitting the rest and acknowledged with its whole count and data
  * on disk, and one whose I/O failed reports the error and leaves the
- * file's size where it was.
+ * file's size where it was. Last, which channel a queue gets: AIO by
+ * default, io_uring when asked for.
  *
  * The faults are injected under the library's system-call table
  * (src/sys.h): io_submit and io_getevents answer as a kernel could.
@@ -153,7 +154,7 @@ static void part_channel(void)
 				   WTIO_CONFIG_AIO_CHANNELS);
 	if (ret)
 		t_skip("no io_uring backend here (%s)", strerror(-ret));
-	chan = wtio_io_chan_open(&be, 16, &err);
+	chan = wtio_io_chan_open(&be, 16, WTIO_CHAN_CTX, &err);
 	CHECKF(chan, "chan_open: %s", strerror(-err));
 	if (strcmp(wtio_io_chan_name(chan), "aio"))
 		t_skip("Linux AIO cannot be set up here (channel: %s)",
@@ -298,6 +299,68 @@ static void part_queue(void)
 	free(buf);
 }
 
+/* io_submit calls a queued write-through overwrite made under flags (and
+ * the environment variable as it is now). An overwrite: appends go
+ * through the context's channel (src/append_plug.c). */
+static int queue_submits(unsigned int flags)
+{
+	const char *path = t_tmpfile("aio-choice");
+	struct wtio_config cfg;
+	struct wtio_queue *q;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	unsigned char *buf;
+	int calls;
+
+	wtio_config_init(&cfg);
+	cfg.cache_size = 256 * BS;
+	cfg.flags |= flags;
+	cfg.backend = WTIO_BACKEND_IO_URING;
+	ctx = t_ctx_create_or_skip(&cfg);
+	f = t_open(ctx, path, O_RDWR);
+	CHECK_OK(wtio_queue_create(ctx, 8, &q));
+	buf = t_malloc(4 * BS);
+	t_fill(buf, 4 * BS, 5, 0);
+	CHECK_EQ(wtio_pwrite(f, buf, 4 * BS, 0, 0), 4 * BS);
+	CHECK_OK(wtio_fsync(f));
+	calls = atomic_load(&nr_submit_calls);
+	CHECK_EQ(queue_write(q, f, buf, 4 * BS, 0), 4 * BS);
+	calls = atomic_load(&nr_submit_calls) - calls;
+	CHECK_OK(wtio_queue_destroy(q));
+	(void)wtio_close(f);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	free(buf);
+	return calls;
+}
+
+/* Which channel a queue gets: AIO by default and under
+ * WTIO_CONFIG_AIO_CHANNELS, io_uring under WTIO_CONFIG_URING_CHANNELS;
+ * WTIO_IO_CHANNEL overrides the flags; both flags are refused. */
+static void part_choice(void)
+{
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+
+	CHECK_OK(unsetenv("WTIO_IO_CHANNEL"));
+	CHECKF(queue_submits(0) > 0, "a default queue did not use AIO");
+	CHECKF(queue_submits(WTIO_CONFIG_AIO_CHANNELS) > 0,
+	       "WTIO_CONFIG_AIO_CHANNELS: the queue did not use AIO");
+	CHECKF(queue_submits(WTIO_CONFIG_URING_CHANNELS) == 0,
+	       "WTIO_CONFIG_URING_CHANNELS: the queue used AIO");
+	CHECK_OK(setenv("WTIO_IO_CHANNEL", "io_uring", 1));
+	CHECKF(queue_submits(WTIO_CONFIG_AIO_CHANNELS) == 0,
+	       "WTIO_IO_CHANNEL=io_uring: the queue used AIO");
+	CHECK_OK(setenv("WTIO_IO_CHANNEL", "aio", 1));
+	CHECKF(queue_submits(WTIO_CONFIG_URING_CHANNELS) > 0,
+	       "WTIO_IO_CHANNEL=aio: the queue did not use AIO");
+	CHECK_OK(unsetenv("WTIO_IO_CHANNEL"));
+	wtio_config_init(&cfg);
+	cfg.flags |= WTIO_CONFIG_AIO_CHANNELS | WTIO_CONFIG_URING_CHANNELS;
+	ctx = NULL;
+	CHECK_EQ(wtio_ctx_create(&cfg, &ctx), -EINVAL);
+	CHECK(!ctx);
+}
+
 int main(void)
 {
 	struct wtio_sys tab = wtio_sys_tab;
@@ -309,6 +372,7 @@ int main(void)
 	CHECK_OK(wtio_sys_set(&tab));
 	part_channel();
 	part_queue();
+	part_choice();
 	printf("PASS\n");
 	return T_EXIT_PASS;
 }

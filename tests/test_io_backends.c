@@ -327,7 +327,7 @@ static void test_async_chan(struct wtio_io_backend *be, struct wtio_fault *f)
 	int fd = open_direct("fault-async-chan"), i, err = 0, n;
 	uint64_t ev;
 
-	ch = wtio_io_chan_open(be, 8, &err);
+	ch = wtio_io_chan_open(be, 8, WTIO_CHAN_CTX, &err);
 	CHECK(ch != NULL, "fault-async: chan_open %d", err);
 	if (!ch)
 		return;

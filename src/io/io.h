@@ -148,8 +148,14 @@ int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size);
  * submitting thread. wtio_io_chan_reap returns the number delivered, 0
  * on timeout or when, after one wait, other reapers took them all.
  */
+/* Who a channel serves: its kind (wtio.h, WTIO_CONFIG_AIO_CHANNELS). */
+enum wtio_chan_use {
+	WTIO_CHAN_CTX,		/* started writeback, readahead */
+	WTIO_CHAN_QUEUE,	/* a queue's write-through I/O */
+};
 struct wtio_io_chan *wtio_io_chan_open(struct wtio_io_backend *be,
-				       unsigned int depth, int *err);
+				       unsigned int depth,
+				       enum wtio_chan_use use, int *err);
 int wtio_io_chan_submit(struct wtio_io_chan *chan, struct wtio_io_req **reqs,
 			unsigned int nr);
 int wtio_io_chan_reap(struct wtio_io_chan *chan, unsigned int min,

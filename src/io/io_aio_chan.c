@@ -102,8 +102,11 @@ struct wtio_io_chan *wtio_aio_chan_open(struct wtio_io_backend *be,
 					unsigned int depth, int *err)
 {
 	struct aio_chan *ac = calloc(1, sizeof(*ac));
-	/* Room to spare: a full ring refuses submits (-EAGAIN). */
-	unsigned int nr = depth < 256 ? 512 : depth > 8192 ? 16384 : 2 * depth;
+	/* What was asked (callers leave room to spare; a full ring refuses
+	 * submits, -EAGAIN, which costs only a stash), no more: every event
+	 * counts against the system-wide fs.aio-max-nr, which queues use by
+	 * default and which other programs' AIO shares. */
+	unsigned int nr = depth < 64 ? 64 : depth > 16384 ? 16384 : depth;
 	long ret;
 
 	(void)be;

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -174,20 +175,30 @@ int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size)
 	return be->ops->set_size(be, fd, size);
 }
 
-/* Channels over Linux AIO instead of the backend's own: asked for, and
- * a built-in backend (a test backend's channels are its own). */
-static const struct wtio_io_ops *chan_provider(struct wtio_io_backend *be)
+/* Channels over Linux AIO instead of the backend's own: a queue's unless
+ * io_uring was asked for, the others when AIO was; only for the built-in
+ * backend (a test backend's channels are its own). A queue's I/O is
+ * completed by another thread than the one submitting the next: io_uring
+ * would interrupt that thread (task work) for every completion. */
+static const struct wtio_io_ops *chan_provider(struct wtio_io_backend *be,
+					       enum wtio_chan_use use)
 {
 #if WTIO_HAVE_IO_URING
-	if ((be->flags & WTIO_CONFIG_AIO_CHANNELS) &&
-	    be->ops == &wtio_io_uring_ops)
+	bool aio = use == WTIO_CHAN_QUEUE ?
+		   !(be->flags & WTIO_CONFIG_URING_CHANNELS) :
+		   !!(be->flags & WTIO_CONFIG_AIO_CHANNELS);
+
+	if (aio && be->ops == &wtio_io_uring_ops)
 		return &wtio_io_aio_chan_ops;
+#else
+	(void)use;
 #endif
 	return be->ops;
 }
 
 struct wtio_io_chan *wtio_io_chan_open(struct wtio_io_backend *be,
-				       unsigned int depth, int *err)
+				       unsigned int depth,
+				       enum wtio_chan_use use, int *err)
 {
 	const struct wtio_io_ops *ops;
 	struct wtio_io_chan *chan;
@@ -196,7 +207,7 @@ struct wtio_io_chan *wtio_io_chan_open(struct wtio_io_backend *be,
 		*err = -EOPNOTSUPP;
 		return NULL;
 	}
-	ops = chan_provider(be);
+	ops = chan_provider(be, use);
 	chan = ops->chan_open(be, depth, err);
 	if (!chan && ops != be->ops) {
 		/* No AIO here (or fs.aio-max-nr reached): slower, not

@@ -28,8 +28,14 @@ const struct mode_def mode_table[] = {
 	  "WTIO_WRITETHROUGH | WTIO_NOSERIAL (the reference's \"Writethrough IO\")", 0 },
 	{ "wtio-writethrough-aio", FAMILY_WTIO, 0, 0, false,
 	  WTIO_WRITETHROUGH, 0,
-	  "WTIO_WRITETHROUGH, queued I/O over Linux AIO (WTIO_CONFIG_AIO_CHANNELS)",
+	  "WTIO_WRITETHROUGH, every channel over Linux AIO (WTIO_CONFIG_AIO_CHANNELS; "
+	  "the queues' are by default)",
 	  WTIO_CONFIG_AIO_CHANNELS },
+	{ "wtio-writethrough-uring", FAMILY_WTIO, 0, 0, false,
+	  WTIO_WRITETHROUGH, 0,
+	  "WTIO_WRITETHROUGH, every channel over io_uring, the queues' too "
+	  "(WTIO_CONFIG_URING_CHANNELS)",
+	  WTIO_CONFIG_URING_CHANNELS },
 	{ "wtio-dontcache", FAMILY_WTIO, 0, 0, false,
 	  WTIO_DONTCACHE, WTIO_DONTCACHE, "WTIO_DONTCACHE (drop-behind)", 0 },
 	{ "wtio-writethrough-dontcache", FAMILY_WTIO, 0, 0, false,

@@ -349,8 +349,9 @@ static const struct opt_def opt_table[] = {
 	  "RWF_DONTCACHE), kernel-sfr (buffered write then sync_file_range(WRITE) from the writer), "
 	  "wtio-writeback, wtio-writeback-keep (write-back with closed files kept cached: "
 	  "close writes nothing back, as the kernel's), wtio-writethrough, "
-	  "wtio-writethrough-noserial, wtio-writethrough-aio (write-through, queued I/O over "
-	  "Linux AIO), wtio-dontcache, "
+	  "wtio-writethrough-noserial, wtio-writethrough-aio (write-through, every channel over "
+	  "Linux AIO), wtio-writethrough-uring (write-through, every channel over io_uring, "
+	  "the queues' too), wtio-dontcache, "
 	  "wtio-writethrough-dontcache, wtio-adaptive (write-back, write-through from the writer "
 	  "once it would be throttled). A mode the system cannot run is reported as unsupported "
 	  "with the reason, and the others still run.",
