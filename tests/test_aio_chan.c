@@ -246,10 +246,26 @@ static int64_t queue_write(struct wtio_queue *q, struct wtio_file *f,
 	return cqe.res;
 }
 
+/* An io_uring context with flags, path open in it, a queue of 8. */
+static struct wtio_ctx *queue_open(unsigned int flags, const char *path,
+				   struct wtio_file **fp, struct wtio_queue **qp)
+{
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+
+	wtio_config_init(&cfg);
+	cfg.cache_size = 256 * BS;
+	cfg.flags |= flags;
+	cfg.backend = WTIO_BACKEND_IO_URING;
+	ctx = t_ctx_create_or_skip(&cfg);
+	*fp = t_open(ctx, path, O_RDWR);
+	CHECK_OK(wtio_queue_create(ctx, 8, qp));
+	return ctx;
+}
+
 static void part_queue(void)
 {
 	const char *path = t_tmpfile("aio-queue");
-	struct wtio_config cfg;
 	struct wtio_queue *q;
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
@@ -257,13 +273,7 @@ static void part_queue(void)
 	size_t len;
 	int calls;
 
-	wtio_config_init(&cfg);
-	cfg.cache_size = 256 * BS;
-	cfg.flags |= WTIO_CONFIG_AIO_CHANNELS;
-	cfg.backend = WTIO_BACKEND_IO_URING;
-	ctx = t_ctx_create_or_skip(&cfg);
-	f = t_open(ctx, path, O_RDWR);
-	CHECK_OK(wtio_queue_create(ctx, 8, &q));
+	ctx = queue_open(WTIO_CONFIG_AIO_CHANNELS, path, &f, &q);
 	buf = t_malloc(8 * BS);
 	t_fill(buf, 8 * BS, 11, 0);
 
@@ -305,20 +315,13 @@ static void part_queue(void)
 static int queue_submits(unsigned int flags)
 {
 	const char *path = t_tmpfile("aio-choice");
-	struct wtio_config cfg;
 	struct wtio_queue *q;
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
 	unsigned char *buf;
 	int calls;
 
-	wtio_config_init(&cfg);
-	cfg.cache_size = 256 * BS;
-	cfg.flags |= flags;
-	cfg.backend = WTIO_BACKEND_IO_URING;
-	ctx = t_ctx_create_or_skip(&cfg);
-	f = t_open(ctx, path, O_RDWR);
-	CHECK_OK(wtio_queue_create(ctx, 8, &q));
+	ctx = queue_open(flags, path, &f, &q);
 	buf = t_malloc(4 * BS);
 	t_fill(buf, 4 * BS, 5, 0);
 	CHECK_EQ(wtio_pwrite(f, buf, 4 * BS, 0, 0), 4 * BS);
