@@ -105,6 +105,8 @@ struct wtio_ctx {
 	 * (chan NULL: none, the caller completes the pass). */
 	struct wtio_reaper wb_reaper;
 	_Atomic uint64_t wb_chan_users;	/* WB_ASYNC passes not done */
+	/* Waiters for I/O of the queues' completion threads (reaper.h). */
+	struct wtio_reaper_wait reaper_wait;
 	pthread_t *flushers;
 	uint32_t nr_flushers_running;
 	/* Finished ioends kept for the next I/O (ioend.c), so that write-back

@@ -17,6 +17,8 @@
 
 #include "folio.h"
 #include "inode.h"
+#include "ctx.h"
+#include "reaper.h"
 #include "sys.h"
 
 static void folio_futex_wait(struct wtio_folio *folio, uint32_t seen)
@@ -148,7 +150,25 @@ void wtio_folio_unlock(struct wtio_folio *folio)
 
 void wtio_folio_wait_writeback(struct wtio_folio *folio)
 {
+	struct wtio_inode *inode;
+	struct wtio_ctx *ctx;
+
+	if (!(atomic_load_explicit(&folio->state, memory_order_acquire) &
+	      FOLIO_WRITEBACK))
+		return;
+	/* The I/O may be a queue's whose completion thread naps while the
+	 * queue's owner reaps for it (reaper.h), and this may be that
+	 * owner: call the thread back rather than wait out its nap. The
+	 * caller holds the folio and its file, so the inode stays. */
+	inode = atomic_load(&folio->inode);
+	if (!inode) {
+		folio_wait_clear(folio, FOLIO_WRITEBACK);
+		return;
+	}
+	ctx = inode->ctx;
+	wtio_reaper_want_begin(&ctx->reaper_wait);
 	folio_wait_clear(folio, FOLIO_WRITEBACK);
+	wtio_reaper_want_end(&ctx->reaper_wait);
 }
 
 void wtio_folio_end_writeback(struct wtio_folio *folio)

@@ -155,6 +155,7 @@ WTIO_EXPORT int wtio_queue_create(struct wtio_ctx *ctx, unsigned int depth,
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_cond_init(&q->done_cond, NULL);
 	if (wtio_io_can(&ctx->io, WTIO_IO_CAP_CHANNELS)) {
+		q->reaper.wait = &ctx->reaper_wait;
 		ret = wtio_reaper_start(&q->reaper, &ctx->io, 2 * depth,
 					WTIO_CHAN_QUEUE, NULL);
 		if (ret)
@@ -184,10 +185,12 @@ WTIO_EXPORT int wtio_queue_destroy(struct wtio_queue *q)
 		return -EINVAL;
 	QUEUE_FORKED(q);
 	ctx = q->ctx;
+	wtio_reaper_want_begin(&ctx->reaper_wait);
 	pthread_mutex_lock(&q->lock);
 	while (q->in_io)
 		pthread_cond_wait(&q->done_cond, &q->lock);
 	pthread_mutex_unlock(&q->lock);
+	wtio_reaper_want_end(&ctx->reaper_wait);
 	wtio_reaper_stop(&q->reaper);
 	if (q->efd >= 0)
 		wtio_sys_close(q->efd);

@@ -10,6 +10,8 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <time.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 
 #include "sys.h"
 #include "clock.h"
@@ -25,14 +27,31 @@
 #define REAPER_NAP_NS	(1000 * 1000)
 
 /* An owner reaped within the last nap (or just now, on another CPU:
- * a stamp after our clock reading is as fresh). */
+ * a stamp after our clock reading is as fresh), and nobody waits. */
 static bool attended(struct wtio_reaper *r)
 {
 	uint64_t now = wtio_now_ns();
 	uint64_t at = atomic_load_explicit(&r->attended_ns,
 					   memory_order_relaxed);
 
-	return at && (int64_t)(now - at) < REAPER_NAP_NS;
+	return r->wait && at && (int64_t)(now - at) < REAPER_NAP_NS &&
+	       !atomic_load(&r->wait->waiting);
+}
+
+/*
+ * A nap that a waiter ends: napping is raised before the futex looks at
+ * waiting, and a waiter raises waiting before it looks at napping (both
+ * sequentially consistent), so either the waiter sees us and wakes us,
+ * or the kernel sees its count and we do not sleep.
+ */
+static void nap_attended(struct wtio_reaper *r, const struct timespec *nap)
+{
+	struct wtio_reaper_wait *w = r->wait;
+
+	atomic_fetch_add(&w->napping, 1);
+	wtio_sys_syscall(SYS_futex, &w->waiting, FUTEX_WAIT_PRIVATE, 0, nap,
+			 NULL, 0);
+	atomic_fetch_sub(&w->napping, 1);
 }
 
 static void *reaper_main(void *arg)
@@ -45,8 +64,10 @@ static void *reaper_main(void *arg)
 	wtio_sys_block_xfsz();
 
 	while (!atomic_load(&r->stop) || (r->users && atomic_load(r->users))) {
-		if (atomic_load(&r->helpers) || attended(r))
+		if (atomic_load(&r->helpers))
 			nanosleep(&nap, NULL);
+		else if (attended(r))
+			nap_attended(r, &nap);
 		else
 			wtio_io_chan_reap(r->chan, 1, &ts);
 	}
@@ -98,6 +119,19 @@ void wtio_reaper_attend(struct wtio_reaper *r)
 {
 	atomic_store_explicit(&r->attended_ns, wtio_now_ns(),
 			      memory_order_relaxed);
+}
+
+void wtio_reaper_want_begin(struct wtio_reaper_wait *w)
+{
+	atomic_fetch_add(&w->waiting, 1);
+	if (atomic_load(&w->napping))
+		wtio_sys_syscall(SYS_futex, &w->waiting, FUTEX_WAKE_PRIVATE,
+				 INT_MAX, NULL, NULL, 0);
+}
+
+void wtio_reaper_want_end(struct wtio_reaper_wait *w)
+{
+	atomic_fetch_sub(&w->waiting, 1);
 }
 
 void wtio_reaper_stop(struct wtio_reaper *r)

@@ -14,6 +14,17 @@
 
 #include "io/io.h"
 
+/*
+ * One per context, shared by its queues' completion threads: threads
+ * about to wait for I/O that one of those threads may have to end
+ * (wtio_reaper_want_begin), and those threads napping because an owner
+ * reaps for them (wtio_reaper_attend). While anyone waits, none naps.
+ */
+struct wtio_reaper_wait {
+	_Atomic uint32_t waiting;	/* a futex word */
+	_Atomic uint32_t napping;
+};
+
 struct wtio_reaper {
 	struct wtio_io_backend *be;
 	struct wtio_io_chan *chan;	/* NULL: not started */
@@ -27,6 +38,9 @@ struct wtio_reaper {
 	/* When an owner last said it will come back to reap
 	 * (wtio_reaper_attend); 0: never. */
 	_Atomic uint64_t attended_ns;
+	/* Set before the start by whoever attends (a queue): its
+	 * context's waiters. NULL: never attended. */
+	struct wtio_reaper_wait *wait;
 };
 
 /* Open a channel of entries and start its thread: 0, or a negative
@@ -51,6 +65,14 @@ int wtio_reaper_help(struct wtio_reaper *r, const struct timespec *timeout);
  * a helper.
  */
 void wtio_reaper_attend(struct wtio_reaper *r);
+/*
+ * Around a wait for I/O that a queue's completion thread may have to end
+ * (a folio's writeback, a queue's last completions): the napping ones
+ * go back to the ring at once, not after their nap. The owner that sent
+ * them away may be the one waiting.
+ */
+void wtio_reaper_want_begin(struct wtio_reaper_wait *w);
+void wtio_reaper_want_end(struct wtio_reaper_wait *w);
 /* Stop the thread (once *users is 0) and close the channel. */
 void wtio_reaper_stop(struct wtio_reaper *r);
 

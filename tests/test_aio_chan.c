@@ -364,12 +364,40 @@ static void part_choice(void)
 	CHECK(!ctx);
 }
 
+/* Events fs.aio-max-nr has left for this program (-1: cannot tell). */
+static long aio_room(void)
+{
+	long max = -1, nr = -1;
+	FILE *fp;
+
+	fp = fopen("/proc/sys/fs/aio-max-nr", "r");
+	if (fp) {
+		if (fscanf(fp, "%ld", &max) != 1)
+			max = -1;
+		fclose(fp);
+	}
+	fp = fopen("/proc/sys/fs/aio-nr", "r");
+	if (fp) {
+		if (fscanf(fp, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(fp);
+	}
+	return max < 0 || nr < 0 ? -1 : max - nr;
+}
+
 int main(void)
 {
 	struct wtio_sys tab = wtio_sys_tab;
+	long room = aio_room();
 
 	t_watchdog(60, "FAIL: AIO channel test hung (watchdog)\n");
 	t_require_odirect();
+	/* A context's channel takes 256 events, a queue's 64, this test's
+	 * own 64: with less left, a channel falls back to io_uring (as it
+	 * should) and the parts below would not test AIO. */
+	if (room >= 0 && room < 512)
+		t_skip("fs.aio-max-nr leaves %ld AIO events free; this test "
+		       "needs 512", room);
 	real_syscall = tab.syscall;
 	tab.syscall = fake_syscall;
 	CHECK_OK(wtio_sys_set(&tab));
