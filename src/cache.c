@@ -452,10 +452,17 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait,
 		pthread_mutex_unlock(&ctx->free_lock);
 		if (!f) {
 			struct timespec ts;
+			/* Space comes back as writeback ends, and some may
+			 * be a queue's whose completion thread naps. */
+			bool want = atomic_load(&ctx->nr_writeback) != 0;
 
+			if (want)
+				wtio_reaper_want_begin(&ctx->reaper_wait);
 			wtio_deadline_in_ns(&ts, 10 * 1000 * 1000);
 			pthread_cond_timedwait(&ctx->space_cond,
 					       &ctx->space_lock, &ts);
+			if (want)
+				wtio_reaper_want_end(&ctx->reaper_wait);
 		}
 		atomic_fetch_sub(&ctx->space_waiters, 1);
 		pthread_mutex_unlock(&ctx->space_lock);
