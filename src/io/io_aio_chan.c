@@ -116,7 +116,8 @@ struct wtio_io_chan *wtio_aio_chan_open(struct wtio_io_backend *be,
 		return NULL;
 	}
 	ret = aio_call(SYS_io_setup, nr, (long)&ac->ctx, 0, 0, 0);
-	if (ret == -EAGAIN)	/* over fs.aio-max-nr: what was asked */
+	/* Over fs.aio-max-nr: what was asked, if that is less. */
+	if (ret == -EAGAIN && (depth < 8 ? 8 : depth) < nr)
 		ret = aio_call(SYS_io_setup, depth < 8 ? 8 : depth,
 			       (long)&ac->ctx, 0, 0, 0);
 	if (ret < 0) {
