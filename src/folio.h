@@ -64,7 +64,9 @@ struct wtio_folio {
 	_Atomic uint64_t index;		/* folio number within the file */
 	char *data;			/* folio_size bytes in the arena */
 	/* One reference is held by the index while the folio is cached;
-	 * lookups take more under the bucket lock. At zero it is free. */
+	 * lookups take more, under the bucket lock or, through the inode's
+	 * slot, only while it is above zero (an eviction freezes it at zero
+	 * while it unhashes: docs/DESIGN.md). At zero it is free. */
 	_Atomic int32_t refcount;
 
 	/* Bucket chain: changed under the bucket lock, walked without it

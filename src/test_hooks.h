@@ -26,6 +26,11 @@ enum wtio_test_point {
 	WTIO_TP_SLOT_HIT,	/* the inode's slot named the folio wanted */
 	WTIO_TP_SLOT_STALE,	/* the inode's slot named another folio */
 	WTIO_TP_SLOT_KEEP,	/* unhash: nonzero leaves the slot set */
+	WTIO_TP_LOOKUP_SLOT,	/* lockless lookup: referenced, the slot not
+				 * yet checked again; nonzero skips that
+				 * check */
+	WTIO_TP_LOOKUP_STALE,	/* lockless lookup: the slot no longer named
+				 * the folio, or it was another's: put back */
 	WTIO_TP_WB_FAILED,	/* a write-back I/O failed: its error is
 				 * recorded, its folios not yet given back
 				 * dirty (f is NULL) */
@@ -33,8 +38,9 @@ enum wtio_test_point {
 struct wtio_folio;
 #ifdef WTIO_TEST_HOOKS
 /* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check, at
- * WTIO_TP_WSEQ_SKIP to skip the file's, at WTIO_TP_HIT_IDENTITY and
- * WTIO_TP_SLOT_KEEP to skip the checks named there. */
+ * WTIO_TP_WSEQ_SKIP to skip the file's, at WTIO_TP_HIT_IDENTITY,
+ * WTIO_TP_SLOT_KEEP and WTIO_TP_LOOKUP_SLOT to skip the checks named
+ * there. */
 extern int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
 #define WTIO_TEST_HOOK(tp, f) (wtio_test_hook ? wtio_test_hook(tp, f) : 0)
 #else

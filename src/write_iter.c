@@ -20,6 +20,7 @@
 #include "ctx.h"
 #include "span.h"
 #include "inode.h"
+#include "inode_slots.h"
 #include "size.h"
 #include "read.h"
 #include "dirty.h"
@@ -79,6 +80,9 @@ void wtio_write_init(struct wtio_write *w, struct wtio_inode *inode,
 	w->flags = flags;
 	w->mode = mode;
 	w->undo = &w->own_undo;
+	/* Its first folio's lookup comes after the file lock and the size
+	 * checks: let the slot's miss overlap them. */
+	wtio_slots_prefetch(inode, (uint64_t)off >> inode->ctx->folio_shift);
 }
 
 int wtio_write_lock(struct wtio_write *w, bool may_share)

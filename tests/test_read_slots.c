@@ -58,8 +58,14 @@ static struct op oplog[MAX_OPS];
 static _Atomic uint32_t started, done;
 static struct wtio_file *file, *other;
 static char path[64], opath[64];
-static _Atomic bool stop, keep_slots, skip_identity;
-static _Atomic uint64_t bad, reads, slot_hits, slot_stale, hit_ok;
+static _Atomic bool stop, keep_slots, skip_identity, skip_lookup,
+	locked_readers;
+static _Atomic uint64_t bad, reads, slot_hits, slot_stale, hit_ok,
+	lookup_slot, lookup_stale;
+/* Only a read's first lookup is sabotaged: a writer's, or a read's
+ * retry, that trusted a kept slot would find the same wrong folio again
+ * and again (they check its identity under its lock and look up again). */
+static _Thread_local bool skip_next_lookup;
 
 static int hook(enum wtio_test_point tp, struct wtio_folio *f)
 {
@@ -78,6 +84,18 @@ static int hook(enum wtio_test_point tp, struct wtio_folio *f)
 		break;
 	case WTIO_TP_HIT_OK:
 		atomic_fetch_add_explicit(&hit_ok, 1, memory_order_relaxed);
+		break;
+	case WTIO_TP_LOOKUP_SLOT: {
+		bool skip = skip_next_lookup;
+
+		atomic_fetch_add_explicit(&lookup_slot, 1,
+					  memory_order_relaxed);
+		skip_next_lookup = false;
+		return skip;
+	}
+	case WTIO_TP_LOOKUP_STALE:
+		atomic_fetch_add_explicit(&lookup_stale, 1,
+					  memory_order_relaxed);
 		break;
 	default:
 		break;
@@ -172,12 +190,19 @@ static void *reader(void *arg)
 {
 	unsigned int seed = (unsigned int)(uintptr_t)arg * 7919u;
 	uint64_t *buf = malloc(REC);
+	/* The second reader, or all of them, read drop-behind: the locked
+	 * path, through wtio_folio_lookup, dropping what readahead brought. */
+	bool locked = (uintptr_t)arg % 2 == 0 || atomic_load(&locked_readers);
 
 	CHECK(buf);
 	while (!atomic_load(&stop)) {
 		uint32_t rec = (uint32_t)rand_r(&seed) % NR_REC;
 		uint32_t s = atomic_load_explicit(&done, memory_order_acquire);
-		ssize_t got = wtio_pread(file, buf, REC, (off_t)rec * REC, 0);
+		ssize_t got;
+
+		skip_next_lookup = atomic_load(&skip_lookup);
+		got = wtio_pread(file, buf, REC, (off_t)rec * REC,
+				 locked ? WTIO_DONTCACHE : 0);
 		uint32_t e = atomic_load_explicit(&started,
 						  memory_order_acquire);
 		uint64_t v = V_EOF;
@@ -244,6 +269,7 @@ static void phase(uint32_t folio_size, uint64_t ms, bool until_bad)
 	cfg.folio_size = folio_size;
 	cfg.cache_size = 32ull * folio_size;
 	cfg.readahead_max = 4 * folio_size;
+	cfg.flags |= WTIO_CONFIG_DONTCACHE_READAHEAD;
 	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
 	CHECK_OK(wtio_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC, 0644, 0,
 			   &file));
@@ -286,19 +312,57 @@ static void reset(void)
 	atomic_store(&slot_hits, 0);
 	atomic_store(&slot_stale, 0);
 	atomic_store(&hit_ok, 0);
+	atomic_store(&lookup_slot, 0);
+	atomic_store(&lookup_stale, 0);
 }
 
 static void report(const char *what, uint32_t fs)
 {
 	printf("%s, %u KiB folios: %llu reads, %llu bad; slot hits %llu, "
-	       "stale slots %llu, lockless hits %llu, %u ops\n", what,
+	       "stale slots %llu, lockless hits %llu, slot lookups %llu "
+	       "(stale %llu), %u ops\n", what,
 	       fs >> 10, (unsigned long long)reads, (unsigned long long)bad,
 	       (unsigned long long)slot_hits, (unsigned long long)slot_stale,
-	       (unsigned long long)hit_ok, atomic_load(&done));
+	       (unsigned long long)hit_ok, (unsigned long long)lookup_slot,
+	       (unsigned long long)lookup_stale, atomic_load(&done));
+}
+
+/*
+ * The lookup that takes a reference without the bucket lock
+ * (src/cache.c, lookup_slot), read through by drop-behind readers: with
+ * slots left set and its check of the slot skipped it must return other
+ * folios; with the check as built, none, while it did meet stale slots.
+ * Atomics only: runs under ThreadSanitizer too.
+ */
+static void run_lookup(uint32_t fs)
+{
+	uint64_t ms = WTIO_TSAN ? RUN_MS / 4 : RUN_MS;
+
+	atomic_store(&keep_slots, true);
+	atomic_store(&locked_readers, true);
+	if (!WTIO_TSAN) {
+		reset();
+		atomic_store(&skip_lookup, true);
+		phase(fs, SABOTAGE_MS, true);
+		report("slots kept, lookup's slot unchecked", fs);
+		CHECKF(bad > 0, "no bad read in %llu ms with stale slots "
+		       "trusted by the lookup: this test cannot see what it "
+		       "looks for", (unsigned long long)SABOTAGE_MS);
+		atomic_store(&skip_lookup, false);
+	}
+	reset();
+	phase(fs, ms, false);
+	report("slots kept, lookup's slot checked", fs);
+	CHECKF(bad == 0, "%llu bad reads", (unsigned long long)bad);
+	CHECKF(lookup_stale > 0, "no lookup met a stale slot: the race was "
+	       "not exercised");
+	atomic_store(&keep_slots, false);
+	atomic_store(&locked_readers, false);
 }
 
 static void run(uint32_t fs)
 {
+	run_lookup(fs);
 	if (!WTIO_TSAN) {
 		reset();
 		atomic_store(&keep_slots, true);
@@ -327,6 +391,7 @@ static void run(uint32_t fs)
 		CHECKF(slot_hits > 0, "no folio found through a slot");
 		CHECKF(hit_ok > 0, "no read served by the lockless hit");
 	}
+	CHECKF(lookup_slot > 0, "no folio referenced through a slot");
 }
 
 int main(void)
