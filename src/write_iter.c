@@ -81,8 +81,14 @@ void wtio_write_init(struct wtio_write *w, struct wtio_inode *inode,
 	w->mode = mode;
 	w->undo = &w->own_undo;
 	/* Its first folio's lookup comes after the file lock and the size
-	 * checks: let the slot's miss overlap them. */
-	wtio_slots_prefetch(inode, (uint64_t)off >> inode->ctx->folio_shift);
+	 * checks: let the slot's and the folio's misses overlap them. */
+	{
+		struct wtio_folio *f = wtio_slots_peek(inode,
+			(uint64_t)off >> inode->ctx->folio_shift);
+
+		if (f)
+			__builtin_prefetch(f, 1);
+	}
 }
 
 int wtio_write_lock(struct wtio_write *w, bool may_share)
