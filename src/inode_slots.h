@@ -64,23 +64,6 @@ static inline struct wtio_folio *wtio_slots_peek(struct wtio_inode *inode,
 				    memory_order_acquire);
 }
 
-/* Start fetching index's slot, for a lookup a little later: the
- * directory and chunk pointers are hot, the slot itself is likely not. */
-static inline void wtio_slots_prefetch(struct wtio_inode *inode,
-				       uint64_t index)
-{
-	struct wtio_slot_dir *d;
-	struct wtio_slot_chunk *c;
-	uint64_t ci = index >> WTIO_SLOT_SHIFT;
-
-	d = atomic_load_explicit(&inode->i_slots, memory_order_acquire);
-	if (!d || ci >= d->nr)
-		return;
-	c = atomic_load_explicit(&d->chunk[ci], memory_order_acquire);
-	if (c)
-		__builtin_prefetch(&c->f[index & (WTIO_SLOT_PER - 1)]);
-}
-
 /* Set or clear the slot of folio f at index (i_pages_lock held). A slot
  * that cannot be had (no memory, over the budget, past the largest
  * directory) is simply not kept. */
