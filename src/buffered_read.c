@@ -363,8 +363,9 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			/* Still this file's: a lookup's reference does not
 			 * keep a folio cached (docs/DESIGN.md, "A reference
 			 * without the bucket lock"). */
-			if (atomic_load(&f->inode) == inode &&
-			    atomic_load(&f->index) == index &&
+			if ((WTIO_TEST_HOOK(WTIO_TP_READ_IDENTITY, f) ||
+			     (atomic_load(&f->inode) == inode &&
+			      atomic_load(&f->index) == index)) &&
 			    wtio_ifs_range_uptodate(inode, f, from, to)) {
 				wtio_stat_add(ctx, hits, 1);
 				wtio_iter_copy(&it, f->data + from, to - from,

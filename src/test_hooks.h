@@ -31,6 +31,8 @@ enum wtio_test_point {
 				 * check */
 	WTIO_TP_LOOKUP_STALE,	/* lockless lookup: the slot no longer named
 				 * the folio, or it was another's: put back */
+	WTIO_TP_READ_IDENTITY,	/* locked read: nonzero skips the check of
+				 * the folio's inode and index */
 	WTIO_TP_WB_FAILED,	/* a write-back I/O failed: its error is
 				 * recorded, its folios not yet given back
 				 * dirty (f is NULL) */
@@ -39,8 +41,8 @@ struct wtio_folio;
 #ifdef WTIO_TEST_HOOKS
 /* Returns nonzero at WTIO_TP_HIT_COPIED to skip the re-check, at
  * WTIO_TP_WSEQ_SKIP to skip the file's, at WTIO_TP_HIT_IDENTITY,
- * WTIO_TP_SLOT_KEEP and WTIO_TP_LOOKUP_SLOT to skip the checks named
- * there. */
+ * WTIO_TP_SLOT_KEEP, WTIO_TP_LOOKUP_SLOT and WTIO_TP_READ_IDENTITY to
+ * skip the checks named there. */
 extern int (*wtio_test_hook)(enum wtio_test_point tp, struct wtio_folio *f);
 #define WTIO_TEST_HOOK(tp, f) (wtio_test_hook ? wtio_test_hook(tp, f) : 0)
 #else

@@ -59,7 +59,7 @@ static _Atomic uint32_t started, done;
 static struct wtio_file *file, *other;
 static char path[64], opath[64];
 static _Atomic bool stop, keep_slots, skip_identity, skip_lookup,
-	locked_readers;
+	skip_read_identity, locked_readers;
 static _Atomic uint64_t bad, reads, slot_hits, slot_stale, hit_ok,
 	lookup_slot, lookup_stale;
 /* Only a read's first lookup is sabotaged: a writer's, or a read's
@@ -93,6 +93,9 @@ static int hook(enum wtio_test_point tp, struct wtio_folio *f)
 		skip_next_lookup = false;
 		return skip;
 	}
+	case WTIO_TP_READ_IDENTITY:
+		return atomic_load_explicit(&skip_read_identity,
+					    memory_order_relaxed);
 	case WTIO_TP_LOOKUP_STALE:
 		atomic_fetch_add_explicit(&lookup_stale, 1,
 					  memory_order_relaxed);
@@ -329,33 +332,49 @@ static void report(const char *what, uint32_t fs)
 
 /*
  * The lookup that takes a reference without the bucket lock
- * (src/cache.c, lookup_slot), read through by drop-behind readers: with
- * slots left set and its check of the slot skipped it must return other
- * folios; with the check as built, none, while it did meet stale slots.
- * Atomics only: runs under ThreadSanitizer too.
+ * (src/cache.c, lookup_slot), read through by drop-behind readers (the
+ * locked read path, wtio_folio_lookup), with slots left set when their
+ * folio leaves. Two checks stand between a stale slot and a misplaced
+ * read: the lookup's second look at the slot and the read's check of
+ * the folio's identity under its lock. With both skipped (for a read's
+ * first lookup) it must see misplaced records; with either one alone,
+ * none; as built, none, while lookups did meet stale slots. Atomics
+ * only: the last part runs under ThreadSanitizer too.
  */
+static void lookup_phase(uint32_t fs, bool lookup_check, bool read_check,
+			 uint64_t ms)
+{
+	reset();
+	atomic_store(&skip_lookup, !lookup_check);
+	atomic_store(&skip_read_identity, !read_check);
+	phase(fs, ms, !lookup_check && !read_check);
+	printf("lookup's check %s, read's %s: ", lookup_check ? "on" : "off",
+	       read_check ? "on" : "off");
+	report("slots kept", fs);
+	atomic_store(&skip_lookup, false);
+	atomic_store(&skip_read_identity, false);
+	if (!lookup_check && !read_check) {
+		CHECKF(bad > 0, "no bad read in %llu ms with stale slots "
+		       "trusted: this test cannot see what it looks for",
+		       (unsigned long long)ms);
+		return;
+	}
+	CHECKF(bad == 0, "%llu bad reads", (unsigned long long)bad);
+	if (lookup_check)
+		CHECKF(lookup_stale > 0, "no lookup met a stale slot: the "
+		       "race was not exercised");
+}
+
 static void run_lookup(uint32_t fs)
 {
-	uint64_t ms = WTIO_TSAN ? RUN_MS / 4 : RUN_MS;
-
 	atomic_store(&keep_slots, true);
 	atomic_store(&locked_readers, true);
 	if (!WTIO_TSAN) {
-		reset();
-		atomic_store(&skip_lookup, true);
-		phase(fs, SABOTAGE_MS, true);
-		report("slots kept, lookup's slot unchecked", fs);
-		CHECKF(bad > 0, "no bad read in %llu ms with stale slots "
-		       "trusted by the lookup: this test cannot see what it "
-		       "looks for", (unsigned long long)SABOTAGE_MS);
-		atomic_store(&skip_lookup, false);
+		lookup_phase(fs, false, false, SABOTAGE_MS);
+		lookup_phase(fs, true, false, RUN_MS);
+		lookup_phase(fs, false, true, RUN_MS);
 	}
-	reset();
-	phase(fs, ms, false);
-	report("slots kept, lookup's slot checked", fs);
-	CHECKF(bad == 0, "%llu bad reads", (unsigned long long)bad);
-	CHECKF(lookup_stale > 0, "no lookup met a stale slot: the race was "
-	       "not exercised");
+	lookup_phase(fs, true, true, WTIO_TSAN ? RUN_MS / 4 : RUN_MS);
 	atomic_store(&keep_slots, false);
 	atomic_store(&locked_readers, false);
 }
