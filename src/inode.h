@@ -109,7 +109,7 @@ struct wtio_inode {
 	 * writes): the last close waits for them before freeing it, since
 	 * a completion goes on using the inode after its folios leave
 	 * writeback, which is all that close can see. */
-	int32_t io_refs;
+	_Atomic int32_t io_refs;
 	pthread_mutex_t io_lock;
 	pthread_cond_t io_cond;
 
@@ -217,20 +217,32 @@ static inline void wtio_rwsem_unlock(struct wtio_inode *inode)
 }
 
 /* Pin the inode for a completion that will run after its folios left
- * writeback; put is the completion's last touch of the inode: under the
- * lock, decrement and wake included, so that the waiter in
- * wtio_inode_free cannot free the inode between the two. */
+ * writeback. Taken by a holder of the inode (a handle, or writeback the
+ * last close waits for), so never against the waiter in wtio_inode_free:
+ * an add. */
 static inline void wtio_inode_io_get(struct wtio_inode *inode)
 {
-	pthread_mutex_lock(&inode->io_lock);
-	inode->io_refs++;
-	pthread_mutex_unlock(&inode->io_lock);
+	atomic_fetch_add_explicit(&inode->io_refs, 1, memory_order_relaxed);
 }
 
+/* The completion's last touch of the inode. Any but the last reference
+ * goes without the lock; the last is dropped under it, decrement and
+ * wake together, so that the waiter in wtio_inode_free, which looks
+ * under the lock, cannot free the inode between the two (the kernel's
+ * refcount_dec_and_lock). */
 static inline void wtio_inode_io_put(struct wtio_inode *inode)
 {
+	int32_t r = atomic_load_explicit(&inode->io_refs, memory_order_relaxed);
+
+	while (r > 1)
+		if (atomic_compare_exchange_weak_explicit(&inode->io_refs, &r,
+							  r - 1,
+							  memory_order_release,
+							  memory_order_relaxed))
+			return;
 	pthread_mutex_lock(&inode->io_lock);
-	if (--inode->io_refs == 0)
+	if (atomic_fetch_sub_explicit(&inode->io_refs, 1,
+				      memory_order_acq_rel) == 1)
 		pthread_cond_broadcast(&inode->io_cond);
 	pthread_mutex_unlock(&inode->io_lock);
 }

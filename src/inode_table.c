@@ -159,7 +159,7 @@ static void inode_destroy(struct wtio_inode *inode)
 void wtio_inode_free(struct wtio_inode *inode)
 {
 	pthread_mutex_lock(&inode->io_lock);
-	while (inode->io_refs)
+	while (atomic_load_explicit(&inode->io_refs, memory_order_acquire))
 		pthread_cond_wait(&inode->io_cond, &inode->io_lock);
 	pthread_mutex_unlock(&inode->io_lock);
 	wtio_sys_close(inode->fd);
