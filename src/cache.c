@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "cache_peek.h"
 #include "test_hooks.h"
 #include "folio.h"
 #include "folio_list.h"
@@ -253,52 +254,11 @@ void wtio_folio_remove(struct wtio_folio *folio)
 	wtio_folio_put(ctx, folio);
 }
 
-/*
- * The lookup without the bucket lock, the kernel's filemap_get_entry():
- * the folio the inode's slot names, referenced only while it still has
- * a reference (an eviction freezes the count at 0 while it unhashes),
- * then kept only if the slot still names it. A reference taken before
- * the freeze makes the freeze fail; one taken after the count came back
- * (a release store after the slot was cleared, read by our acquire)
- * sees the slot cleared. A removal that follows is the caller's to meet,
- * as after a locked lookup. NULL: ask the hash under its lock.
- */
-static struct wtio_folio *lookup_slot(struct wtio_inode *inode,
-				      uint64_t index)
-{
-	struct wtio_folio *f = wtio_slots_peek(inode, index);
-	int32_t r;
-
-	if (!f)
-		return NULL;
-	/* The caller copies into or out of the folio next: start that
-	 * miss together with the descriptor's (its place in the arena
-	 * follows from f's in the array, without a load of f). */
-	__builtin_prefetch(inode->ctx->arena +
-			   ((size_t)(f - inode->ctx->folios) <<
-			    inode->ctx->folio_shift), 1);
-	r = atomic_load_explicit(&f->refcount, memory_order_relaxed);
-	do {
-		if (r <= 0)
-			return NULL;
-	} while (!atomic_compare_exchange_weak_explicit(&f->refcount, &r, r + 1,
-							memory_order_acquire,
-							memory_order_relaxed));
-	if (WTIO_TEST_HOOK(WTIO_TP_LOOKUP_SLOT, f) ||
-	    (wtio_slots_peek(inode, index) == f &&
-	     atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
-	     atomic_load_explicit(&f->index, memory_order_relaxed) == index))
-		return f;
-	WTIO_TEST_HOOK(WTIO_TP_LOOKUP_STALE, f);
-	wtio_folio_put(inode->ctx, f);
-	return NULL;
-}
-
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t h;
-	struct wtio_folio *f = lookup_slot(inode, index);
+	struct wtio_folio *f = wtio_folio_lookup_slot(inode, index);
 
 	if (f)
 		goto found;
@@ -344,10 +304,11 @@ static bool folio_evict_held(struct wtio_ctx *ctx, struct wtio_folio *f)
 	pthread_mutex_lock(bucket_lock(ctx, h));
 	s = wtio_folio_flags(f);
 	/* Only the index's reference and ours: frozen at 0 while it is
-	 * unhashed, so that no lockless lookup takes one meanwhile
-	 * (lookup_slot); ours comes back after, released so that a lookup
-	 * whose reference follows it finds the slot cleared. An add, not a
-	 * store: a reference taken from the inode's list meanwhile stays. */
+	 * unhashed, so that no lockless lookup (wtio_folio_lookup_slot)
+	 * takes one meanwhile; ours comes back after, released so that a
+	 * lookup whose reference follows it finds the slot cleared. An add,
+	 * not a store: a reference taken from the inode's list meanwhile
+	 * stays. */
 	if (!(s & (FOLIO_DIRTY | FOLIO_WRITEBACK)) &&
 	    atomic_compare_exchange_strong(&f->refcount, &two, 0)) {
 		folio_unhash(ctx, f, inode, h);

@@ -1,14 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cache_peek.c - the lookup a lockless cache hit makes: the inode's own
- * slot (inode_slots.h), else a walk of the hash chain, both without a
- * lock and both only a hint that the reader checks (buffered_read.c).
+ * cache_peek.c - the lookups made without the bucket lock: a lockless
+ * cache hit's, the inode's own slot (inode_slots.h), else a walk of the
+ * hash chain, both only a hint that the reader checks (buffered_read.c);
+ * and a referenced lookup's through the slot (wtio_folio_lookup's first
+ * try).
  */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "cache_peek.h"
+#include "cache.h"
 #include "ctx.h"
 #include "folio.h"
 #include "index_hash.h"
@@ -82,5 +85,46 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
 		if (peek_is(f, inode, index))
 			return f;
 	}
+	return NULL;
+}
+
+/*
+ * The lookup without the bucket lock, the kernel's filemap_get_entry():
+ * the folio the inode's slot names, referenced only while it still has
+ * a reference (an eviction freezes the count at 0 while it unhashes),
+ * then kept only if the slot still names it. A reference taken before
+ * the freeze makes the freeze fail; one taken after the count came back
+ * (a release store after the slot was cleared, read by our acquire)
+ * sees the slot cleared. A removal that follows is the caller's to meet,
+ * as after a locked lookup. NULL: ask the hash under its lock.
+ */
+struct wtio_folio *wtio_folio_lookup_slot(struct wtio_inode *inode,
+					  uint64_t index)
+{
+	struct wtio_folio *f = wtio_slots_peek(inode, index);
+	int32_t r;
+
+	if (!f)
+		return NULL;
+	/* The caller copies into or out of the folio next: start that
+	 * miss together with the descriptor's (its place in the arena
+	 * follows from f's in the array, without a load of f). */
+	__builtin_prefetch(inode->ctx->arena +
+			   ((size_t)(f - inode->ctx->folios) <<
+			    inode->ctx->folio_shift), 1);
+	r = atomic_load_explicit(&f->refcount, memory_order_relaxed);
+	do {
+		if (r <= 0)
+			return NULL;
+	} while (!atomic_compare_exchange_weak_explicit(&f->refcount, &r, r + 1,
+							memory_order_acquire,
+							memory_order_relaxed));
+	if (WTIO_TEST_HOOK(WTIO_TP_LOOKUP_SLOT, f) ||
+	    (wtio_slots_peek(inode, index) == f &&
+	     atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+	     atomic_load_explicit(&f->index, memory_order_relaxed) == index))
+		return f;
+	WTIO_TEST_HOOK(WTIO_TP_LOOKUP_STALE, f);
+	wtio_folio_put(inode->ctx, f);
 	return NULL;
 }
