@@ -94,8 +94,8 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
  * a reference (an eviction freezes the count at 0 while it unhashes),
  * then kept only if the slot still names it. A reference taken before
  * the freeze makes the freeze fail; one taken after the count came back
- * (a release store after the slot was cleared, read by our acquire)
- * sees the slot cleared. A removal that follows is the caller's to meet,
+ * (the evictor's release add, after it cleared the slot, read by our
+ * acquire) sees the slot cleared. A removal that follows is the caller's to meet,
  * as after a locked lookup. NULL: ask the hash under its lock.
  */
 struct wtio_folio *wtio_folio_lookup_slot(struct wtio_inode *inode,
