@@ -254,11 +254,32 @@ void wtio_folio_remove(struct wtio_folio *folio)
 	wtio_folio_put(ctx, folio);
 }
 
+/* The lookup without the bucket lock: the reference taken through the
+ * slot (wtio_folio_slot_tryget), kept only if the slot still names the
+ * folio and the folio is (inode, index). A removal that follows is the
+ * caller's to meet, as after a locked lookup. NULL: ask the hash. */
+static struct wtio_folio *lookup_slot(struct wtio_inode *inode,
+				      uint64_t index)
+{
+	struct wtio_folio *f = wtio_folio_slot_tryget(inode, index);
+
+	if (!f)
+		return NULL;
+	if (WTIO_TEST_HOOK(WTIO_TP_LOOKUP_SLOT, f) ||
+	    (wtio_slots_peek(inode, index) == f &&
+	     atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
+	     atomic_load_explicit(&f->index, memory_order_relaxed) == index))
+		return f;
+	WTIO_TEST_HOOK(WTIO_TP_LOOKUP_STALE, f);
+	wtio_folio_put(inode->ctx, f);
+	return NULL;
+}
+
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t h;
-	struct wtio_folio *f = wtio_folio_lookup_slot(inode, index);
+	struct wtio_folio *f = lookup_slot(inode, index);
 
 	if (f)
 		goto found;
@@ -304,7 +325,7 @@ static bool folio_evict_held(struct wtio_ctx *ctx, struct wtio_folio *f)
 	pthread_mutex_lock(bucket_lock(ctx, h));
 	s = wtio_folio_flags(f);
 	/* Only the index's reference and ours: frozen at 0 while it is
-	 * unhashed, so that no lockless lookup (wtio_folio_lookup_slot)
+	 * unhashed, so that no lockless lookup (wtio_folio_slot_tryget)
 	 * takes one meanwhile; ours comes back after, released so that a
 	 * lookup whose reference follows it finds the slot cleared. An add,
 	 * not a store: a reference taken from the inode's list meanwhile

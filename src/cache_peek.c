@@ -3,15 +3,14 @@
  * cache_peek.c - the lookups made without the bucket lock: a lockless
  * cache hit's, the inode's own slot (inode_slots.h), else a walk of the
  * hash chain, both only a hint that the reader checks (buffered_read.c);
- * and a referenced lookup's through the slot (wtio_folio_lookup's first
- * try).
+ * and the reference wtio_folio_lookup first tries to take through the
+ * slot.
  */
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
 #include "cache_peek.h"
-#include "cache.h"
 #include "ctx.h"
 #include "folio.h"
 #include "index_hash.h"
@@ -89,16 +88,16 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
 }
 
 /*
- * The lookup without the bucket lock, the kernel's filemap_get_entry():
- * the folio the inode's slot names, referenced only while it still has
- * a reference (an eviction freezes the count at 0 while it unhashes),
- * then kept only if the slot still names it. A reference taken before
- * the freeze makes the freeze fail; one taken after the count came back
- * (the evictor's release add, after it cleared the slot, read by our
- * acquire) sees the slot cleared. A removal that follows is the caller's to meet,
- * as after a locked lookup. NULL: ask the hash under its lock.
+ * The first half of the lookup without the bucket lock (the kernel's
+ * filemap_get_entry(); the second half, the check that the slot still
+ * names the folio, is wtio_folio_lookup's in cache.c, which owns the
+ * put): the folio the inode's slot names, referenced only while it
+ * still has a reference (an eviction freezes the count at 0 while it
+ * unhashes). A reference taken before the freeze makes the freeze fail;
+ * one taken after the count came back (the evictor's release add, after
+ * it cleared the slot, read by our acquire) sees the slot cleared.
  */
-struct wtio_folio *wtio_folio_lookup_slot(struct wtio_inode *inode,
+struct wtio_folio *wtio_folio_slot_tryget(struct wtio_inode *inode,
 					  uint64_t index)
 {
 	struct wtio_folio *f = wtio_slots_peek(inode, index);
@@ -119,12 +118,5 @@ struct wtio_folio *wtio_folio_lookup_slot(struct wtio_inode *inode,
 	} while (!atomic_compare_exchange_weak_explicit(&f->refcount, &r, r + 1,
 							memory_order_acquire,
 							memory_order_relaxed));
-	if (WTIO_TEST_HOOK(WTIO_TP_LOOKUP_SLOT, f) ||
-	    (wtio_slots_peek(inode, index) == f &&
-	     atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
-	     atomic_load_explicit(&f->index, memory_order_relaxed) == index))
-		return f;
-	WTIO_TEST_HOOK(WTIO_TP_LOOKUP_STALE, f);
-	wtio_folio_put(inode->ctx, f);
-	return NULL;
+	return f;
 }

@@ -14,9 +14,10 @@ struct wtio_inode;
 struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
 				   uint32_t from, uint32_t to);
 
-/* The folio cached at index, referenced, found through the inode's slot
- * without the bucket lock; NULL: ask the hash under its lock. */
-struct wtio_folio *wtio_folio_lookup_slot(struct wtio_inode *inode,
+/* The folio the inode's slot names for index, referenced without the
+ * bucket lock if its count was above zero, or NULL. Not yet checked:
+ * the caller sees that the slot still names it (wtio_folio_lookup). */
+struct wtio_folio *wtio_folio_slot_tryget(struct wtio_inode *inode,
 					  uint64_t index);
 
 #endif /* WTIO_CACHE_PEEK_H */

@@ -332,7 +332,7 @@ static void report(const char *what, uint32_t fs)
 
 /*
  * The lookup that takes a reference without the bucket lock
- * (src/cache_peek.c, wtio_folio_lookup_slot), read through by
+ * (src/cache_peek.c and cache.c, lookup_slot), read through by
  * drop-behind readers (the locked read path, wtio_folio_lookup), with
  * slots left set when their folio leaves. Two checks stand between a stale slot and a misplaced
  * read: the lookup's second look at the slot and the read's check of
