@@ -7,7 +7,8 @@
 # file on a fresh XFS image on a loop device over /dev/shm (root),
 # bare, under Debian's nocache(1) (mode "nocache", the tool a user would
 # pick for drop-behind; left out when not installed) and under wtio-run
-# in each mode, one after the other. REPEAT=N runs the whole list N
+# in each mode, one after the other (a mode written MODE/SIZE, e.g.
+# dontcache/64k, runs with --folio-size=SIZE). REPEAT=N runs the whole list N
 # times (alternating, for medians). BEFORE=BUILD2 runs every wtio mode
 # with BUILD2's wtio-run too, right before BUILD's ("M before"), for
 # before/after ratios within one run. Prints per
@@ -96,7 +97,11 @@ for mode in $list; do
 		command -v nocache >/dev/null || continue
 		pre=(nocache)
 	else
-		pre=("$wr" --mode="$mode" --paths="$mnt" --)
+		fo=()
+		case $mode in
+		*/*) fo=(--folio-size="${mode#*/}") ;;
+		esac
+		pre=("$wr" --mode="${mode%%/*}" "${fo[@]}" --paths="$mnt" --)
 	fi
 	label=$mode
 	[ "$wr" = "$run" ] || label="$mode before"

@@ -9,6 +9,8 @@
  *                    current directory when the program starts)
  *   WTIO_CACHE_SIZE  cache budget, bytes with optional K/M/G/T suffix
  *                    (default 128M; 64K to the machine's memory)
+ *   WTIO_FOLIO_SIZE  the cache's folio size, a power of two from 4K
+ *                    (default) to 1M; the budget must hold 16 of them
  *
  * A bad value is said on stderr (debug or not) and the process serves
  * nothing: never a silent change of mode, budget or paths.
@@ -199,6 +201,27 @@ static void init(void)
 				      v, why);
 		}
 	}
+	shim_cfg.folio_size = 4096;
+	if ((v = getenv("WTIO_FOLIO_SIZE")) && *v) {
+		const char *why;
+
+		if (shim_parse_folio_size(v, &shim_cfg.folio_size, &why)) {
+			shim_cfg.disabled = true;
+			shim_complain("WTIO_FOLIO_SIZE=%s: %s: serving nothing",
+				      v, why);
+		}
+	}
+	{
+		const char *why;
+
+		if (!shim_cfg.disabled &&
+		    shim_check_budget(shim_cfg.cache_size, shim_cfg.folio_size,
+				      &why)) {
+			shim_cfg.disabled = true;
+			shim_complain("WTIO_CACHE_SIZE and WTIO_FOLIO_SIZE: %s: serving nothing",
+				      why);
+		}
+	}
 	v = getenv("WTIO_PATHS");
 	if (v && *v) {
 		char *copy = strdup(v), *save = NULL, *tok;
@@ -226,9 +249,9 @@ static void init(void)
 				      HOLDER_ENV, v);
 		}
 	}
-	shim_debug("mode flags %#x, %d paths, cache %llu, %s%s",
+	shim_debug("mode flags %#x, %d paths, cache %llu, folio %u, %s%s",
 		   shim_cfg.default_flags, shim_cfg.nr_paths,
-		   (unsigned long long)shim_cfg.cache_size,
+		   (unsigned long long)shim_cfg.cache_size, shim_cfg.folio_size,
 		   shim_cfg.disabled ? "disabled" : "enabled",
 		   remote_on ? ", shared (the holder's cache)" : "");
 }
@@ -272,6 +295,7 @@ struct wtio_ctx *shim_ctx(void)
 		wtio_config_init(&cfg);
 		if (shim_cfg.cache_size)
 			cfg.cache_size = shim_cfg.cache_size;
+		cfg.folio_size = shim_cfg.folio_size;
 		/* A program streaming a file (cp, dd, tar) reads it ahead in
 		 * I/Os of max_io_size, a few in flight, as the kernel's
 		 * readahead does with large requests. */

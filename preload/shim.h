@@ -121,6 +121,7 @@ int shim_dupfd_own(int fd);
 struct shim_config {
 	unsigned int default_flags;	/* WTIO_* of every write */
 	uint64_t cache_size;
+	uint32_t folio_size;		/* WTIO_FOLIO_SIZE, 4096 by default */
 	char **paths;			/* realpath'd, no trailing slash */
 	size_t *path_lens;
 	int nr_paths;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * shim_size.h - the one parser of a cache size (--cache-size=,
- * WTIO_CACHE_SIZE), shared by wtio-run and the preload library so that
- * both accept and refuse the same values.
+ * WTIO_CACHE_SIZE) and of a folio size (--folio-size=, WTIO_FOLIO_SIZE),
+ * shared by wtio-run, the preload library and the holder so that all
+ * accept and refuse the same values.
  */
 #ifndef WTIO_SHIM_SIZE_H
 #define WTIO_SHIM_SIZE_H
@@ -26,15 +27,13 @@ static inline uint64_t shim_phys_mem(void)
 }
 
 /*
- * "DIGITS[K|M|G|T]" (binary units, an optional trailing "B" or "iB"), at
- * least SHIM_CACHE_MIN and at most the machine's physical memory.
- * 0 and *out set, or -EINVAL (not a size), -ERANGE (too small or larger
- * than memory); *why says which, for the message.
+ * "DIGITS[K|M|G|T]" (binary units, an optional trailing "B" or "iB") into
+ * *out: 0, or -EINVAL (not a size), -ERANGE (too large); *why says which.
  */
-static inline int shim_parse_size(const char *s, uint64_t *out,
-				  const char **why)
+static inline int shim_parse_bytes(const char *s, uint64_t *out,
+				   const char **why)
 {
-	uint64_t v = 0, mem;
+	uint64_t v = 0;
 	unsigned int shift = 0;
 	const char *p = s;
 
@@ -65,7 +64,22 @@ static inline int shim_parse_size(const char *s, uint64_t *out,
 		*why = "too large";
 		return -ERANGE;
 	}
-	v <<= shift;
+	*out = v << shift;
+	return 0;
+}
+
+/*
+ * A cache size: at least SHIM_CACHE_MIN and at most the machine's
+ * physical memory. 0 and *out set, or -EINVAL, -ERANGE with *why.
+ */
+static inline int shim_parse_size(const char *s, uint64_t *out,
+				  const char **why)
+{
+	uint64_t v, mem;
+	int ret = shim_parse_bytes(s, &v, why);
+
+	if (ret)
+		return ret;
 	if (v < SHIM_CACHE_MIN) {
 		*why = "smaller than wtio's minimum (64K: 16 blocks of 4K)";
 		return -ERANGE;
@@ -76,6 +90,38 @@ static inline int shim_parse_size(const char *s, uint64_t *out,
 		return -ERANGE;
 	}
 	*out = v;
+	return 0;
+}
+
+/*
+ * A folio size (--folio-size=, WTIO_FOLIO_SIZE): a power of two from 4K
+ * to 1M, as wtio_config's folio_size. 0 and *out set, or -EINVAL with
+ * *why.
+ */
+static inline int shim_parse_folio_size(const char *s, uint32_t *out,
+					const char **why)
+{
+	uint64_t v;
+	int ret = shim_parse_bytes(s, &v, why);
+
+	if (ret)
+		return ret;
+	if (v < 4096 || v > (1u << 20) || (v & (v - 1))) {
+		*why = "not a power of two from 4K to 1M";
+		return -EINVAL;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* The budget must hold WTIO_MIN_FOLIOS folios: 0, or -ERANGE with *why. */
+static inline int shim_check_budget(uint64_t cache, uint32_t folio,
+				    const char **why)
+{
+	if (cache / folio < WTIO_MIN_FOLIOS) {
+		*why = "the cache holds fewer than 16 folios of that size";
+		return -ERANGE;
+	}
 	return 0;
 }
 

@@ -6,7 +6,8 @@
  *   wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|
  *                    adaptive]
  *            [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]
- *            [--preload=PATH] [--debug] [--shared [--log=FILE]]
+ *            [--folio-size=SIZE] [--preload=PATH] [--debug]
+ *            [--shared [--log=FILE]]
  *            -- PROGRAM ARGS...
  *
  * --shared: one cache for every process of the program, held by a cache
@@ -48,7 +49,8 @@ static void usage(FILE *f)
 "usage: wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|\n"
 "                        adaptive]\n"
 "                [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]\n"
-"                [--preload=PATH] [--debug] [--shared [--log=FILE]]\n"
+"                [--folio-size=SIZE] [--preload=PATH] [--debug]\n"
+"                [--shared [--log=FILE]]\n"
 "                -- PROGRAM ARGS...\n"
 "       wtio-run --help | --version\n"
 "Serves the files under the paths (default: the current directory) through\n"
@@ -58,6 +60,9 @@ static void usage(FILE *f)
 "  --paths=DIR:...   existing directories whose files are served\n"
 "  --cache-size=SIZE the cache's budget, e.g. 64M or 2G (default 128M;\n"
 "                    64K to the machine's memory)\n"
+"  --folio-size=SIZE the cache's unit, a power of two from 4K (default)\n"
+"                    to 1M: larger suits programs that stream files\n"
+"                    (cp, dd, tar), 4K those that write small blocks\n"
 "  --preload=PATH    the libwtio-preload.so to use\n"
 "  --debug           one line on stderr per decision, naming the file\n"
 "  --shared          one cache for every process of the program, in a\n"
@@ -176,7 +181,8 @@ int main(int argc, char **argv)
 	const char *preload = NULL, *old, *why, *v, *log = NULL;
 	bool shared = false;
 	char *ld, *paths;
-	uint64_t size;
+	uint64_t size = 128ull << 20;
+	uint32_t folio = 4096;
 	int i, log_fd = -1;
 
 	for (i = 1; i < argc; i++) {
@@ -202,6 +208,10 @@ int main(int argc, char **argv)
 			if (shim_parse_size(a + 13, &size, &why))
 				return bad("--cache-size=%s: %s", a + 13, why);
 			setenv("WTIO_CACHE_SIZE", a + 13, 1);
+		} else if (!strncmp(a, "--folio-size=", 13)) {
+			if (shim_parse_folio_size(a + 13, &folio, &why))
+				return bad("--folio-size=%s: %s", a + 13, why);
+			setenv("WTIO_FOLIO_SIZE", a + 13, 1);
 		} else if (!strncmp(a, "--preload=", 10)) {
 			preload = a + 10;
 			if (!*preload)
@@ -250,6 +260,16 @@ int main(int argc, char **argv)
 	if ((v = getenv("WTIO_CACHE_SIZE")) && *v &&
 	    shim_parse_size(v, &size, &why))
 		return bad("WTIO_CACHE_SIZE=%s: %s", v, why);
+	if ((v = getenv("WTIO_FOLIO_SIZE")) && *v &&
+	    shim_parse_folio_size(v, &folio, &why))
+		return bad("WTIO_FOLIO_SIZE=%s: %s", v, why);
+	if (shim_check_budget(size, folio, &why)) {
+		char both[64];
+
+		snprintf(both, sizeof(both), "%llu and %u",
+			 (unsigned long long)size, folio);
+		return bad("cache size and folio size %s: %s", both, why);
+	}
 	/* Paths are fixed now, against this directory, so that a program
 	 * that changes directory keeps the same set. */
 	if (!getenv("WTIO_PATHS") || !*getenv("WTIO_PATHS")) {

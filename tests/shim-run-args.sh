@@ -32,6 +32,13 @@ done
 # larger than this machine's memory, whatever it has
 mem_k=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
 bad --cache-size=$((mem_k * 2))K
+for v in 0 3k 5000 2M 64x abc ""; do
+	bad --folio-size="$v"
+done
+# fewer than 16 folios: the budget and the folio size refused together
+bad --cache-size=512K --folio-size=64k
+WTIO_FOLIO_SIZE=3000 bad
+WTIO_CACHE_SIZE=1M WTIO_FOLIO_SIZE=128k bad
 bad --preload="$SHIM_TMP/no-such-lib.so"
 bad --paths="$SHIM_TMP/no-such-dir"
 bad --paths="$SERVED:$SHIM_TMP/no-such-dir"
@@ -50,6 +57,10 @@ rm -f "$ran"
 for v in 64M 512K 1G 1GiB 65536; do
 	good --cache-size=$v
 done
+for v in 4k 64k 1M 65536; do
+	good --folio-size=$v
+done
+good --cache-size=1M --folio-size=64k
 good --paths="$SERVED:$SHIM_TMP"
 for m in writeback writethrough writethrough-noserial dontcache adaptive; do
 	good --mode=$m
@@ -67,6 +78,15 @@ out=$(WTIO_CACHE_SIZE=abc WTIO_PATHS=$SERVED WTIO_DEBUG=1 LD_PRELOAD=$WTIO_PRELO
 grep -q "WTIO_CACHE_SIZE=abc" <<<"$out" || fail "the library took WTIO_CACHE_SIZE=abc silently: $out"
 ! grep -q "served by wtio" <<<"$out" || fail "the library served with WTIO_CACHE_SIZE=abc"
 echo "ok: the library refuses WTIO_CACHE_SIZE=abc"
+out=$(WTIO_FOLIO_SIZE=3000 WTIO_PATHS=$SERVED WTIO_DEBUG=1 LD_PRELOAD=$WTIO_PRELOAD \
+	dd if=/dev/zero of="$SERVED/x" bs=4k count=1 status=none 2>&1)
+grep -q "WTIO_FOLIO_SIZE=3000" <<<"$out" || fail "the library took WTIO_FOLIO_SIZE=3000 silently: $out"
+! grep -q "served by wtio" <<<"$out" || fail "the library served with WTIO_FOLIO_SIZE=3000"
+out=$(WTIO_CACHE_SIZE=512K WTIO_FOLIO_SIZE=64k WTIO_PATHS=$SERVED WTIO_DEBUG=1 \
+	LD_PRELOAD=$WTIO_PRELOAD dd if=/dev/zero of="$SERVED/x" bs=4k count=1 status=none 2>&1)
+grep -q "fewer than 16 folios" <<<"$out" || fail "the library took 8 folios of 64k silently: $out"
+! grep -q "served by wtio" <<<"$out" || fail "the library served 8 folios of 64k"
+echo "ok: the library refuses WTIO_FOLIO_SIZE=3000 and 512K of 64k folios"
 
 # a debug line about a passed-through descriptor names the file
 if [ -x "$SHIM_BIN/shim_raw" ]; then

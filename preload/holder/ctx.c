@@ -21,6 +21,7 @@
 static struct wtio_ctx *ctx;
 static unsigned int default_flags;
 static uint32_t folio_size = 4096;
+static uint64_t cache_size;
 static __thread int handoff_fd = -1;
 static int (*libc_open)(const char *, int, ...);
 
@@ -80,6 +81,15 @@ int hctx_create(void)
 		hlog("WTIO_CACHE_SIZE=%s: %s", v, why);
 		return -EINVAL;
 	}
+	if ((v = getenv("WTIO_FOLIO_SIZE")) && *v &&
+	    shim_parse_folio_size(v, &folio_size, &why)) {
+		hlog("WTIO_FOLIO_SIZE=%s: %s", v, why);
+		return -EINVAL;
+	}
+	if (shim_check_budget(size, folio_size, &why)) {
+		hlog("WTIO_CACHE_SIZE and WTIO_FOLIO_SIZE: %s", why);
+		return -EINVAL;
+	}
 	libc_open = tab.open;
 	tab.open = holder_lib_open;
 	ret = wtio_sys_set(&tab);
@@ -87,21 +97,29 @@ int hctx_create(void)
 		return ret;
 	wtio_config_init(&cfg);
 	cfg.cache_size = size;
+	cfg.folio_size = folio_size;
 	/* as the shim: a small budget reads ahead less instead of failing */
 	if (cfg.readahead_max > cfg.cache_size / 4)
 		cfg.readahead_max = (uint32_t)(cfg.cache_size / 4 / 4096 * 4096);
-	folio_size = cfg.folio_size ? cfg.folio_size : 4096;
 	ret = wtio_ctx_create(&cfg, &ctx);
 	if (ret) {
 		ctx = NULL;
 		hlog("wtio_ctx_create: %s", wtio_strerror(ret));
+		return ret;
 	}
-	return ret;
+	cache_size = size;
+	return 0;
 }
 
 struct wtio_ctx *hctx(void)
 {
 	return ctx;
+}
+
+void hctx_debug_config(void)
+{
+	hdebug("the program's cache: %llu bytes, folio %u",
+	       (unsigned long long)cache_size, folio_size);
 }
 
 uint32_t hctx_folio_size(void)

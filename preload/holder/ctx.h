@@ -10,9 +10,12 @@
 
 #include "wtio.h"
 
-/* WTIO_MODE / WTIO_DSYNC / WTIO_CACHE_SIZE of the environment, as the
- * shim reads them (wtio-run checked them). 0 or -errno (said). */
+/* WTIO_MODE / WTIO_DSYNC / WTIO_CACHE_SIZE / WTIO_FOLIO_SIZE of the
+ * environment, as the shim reads them (wtio-run checked them). 0 or
+ * -errno (said). */
 int hctx_create(void);
+/* Its budget and folio size, as a debug line (once the log is set). */
+void hctx_debug_config(void);
 struct wtio_ctx *hctx(void);
 unsigned int hctx_default_flags(void);
 uint32_t hctx_folio_size(void);

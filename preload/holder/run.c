@@ -391,6 +391,7 @@ static void holder(char **argv, int front_fd, int log_fd,
 	}
 	tell(front_fd, MSG_PID, (int)child);
 	hdebug("serving process %d at %s", (int)child, name);
+	hctx_debug_config();
 	if (pause_start)
 		raise(SIGSTOP);
 	if (write(go[1], "g", 1) != 1)
