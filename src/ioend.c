@@ -122,12 +122,19 @@ void wtio_ioend_pool_exit(struct wtio_ctx *ctx)
 }
 
 /*
- * A write-through I/O that ran out of space, carrying only its writer's
- * blocks (none given back dirty): the writer gets the error and its
- * write is undone, so fsync has nothing of it to report. The kernel's
- * write-through allocates before its I/O, so a full disk fails that
- * write and never a later fsync (a database treats a failed fsync as
- * fatal, a failed write as an ordinary error).
+ * A write-through I/O that ran out of space with blocks of its writer in
+ * it: the writer gets the error and its write is undone, so fsync has
+ * nothing of it to report. The kernel's write-through allocates before
+ * its I/O, so a full disk fails that write and never a later fsync (a
+ * database treats a failed fsync as fatal, a failed write as an
+ * ordinary error). Blocks of earlier writes it carried along (dirty in
+ * the same folio) are given back dirty and written again by the next
+ * fsync, which reports that write's outcome: recording this error too
+ * would fail an fsync that put every acknowledged byte on disk. Their
+ * space was reserved when they were written, so it was the writer's
+ * blocks that found none; where it was not (no fallocate, a reflink
+ * made later), the retry fails the same way and is recorded then. An
+ * I/O of write-back alone (every block given back dirty) is recorded.
  */
 static bool ioend_space_error_is_writers(const struct wtio_ioend *ioend,
 					 int error)
@@ -137,9 +144,9 @@ static bool ioend_space_error_is_writers(const struct wtio_ioend *ioend,
 	if (error != -ENOSPC && error != -EDQUOT)
 		return false;
 	for (i = 0; i < ioend->io_nr_segs; i++)
-		if (ioend->io_redirty[i])
-			return false;
-	return true;
+		if (ioend->io_blocks[i] & ~ioend->io_redirty[i])
+			return true;
+	return false;
 }
 
 void wtio_write_io_end(struct wtio_inode *inode, bool extending, int64_t off,

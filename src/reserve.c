@@ -25,7 +25,9 @@
  *
  * When the chunk does not fit, just the write is tried; when that does
  * not fit, the part of it that does (found by halving), and the write
- * returns that short count; -ENOSPC when nothing fits. Before failing,
+ * returns that short count; -ENOSPC when nothing fits. Blocks the file
+ * already has, which a nearly full XFS refuses to fallocate again, are
+ * found in its extent map (FIEMAP) first and need nothing. Before failing,
  * chunks ahead that other files of the context hold past their EOF are
  * given back (as XFS trims speculative preallocation on ENOSPC).
  *
@@ -146,7 +148,9 @@ void wtio_reserve_init_empty(struct wtio_inode *inode)
 	/* What resv_init would find: SEEK_HOLE from 0 fails at EOF, and no
 	 * block of an empty file is shared (a clone into it makes it
 	 * longer). Blocks wtio writes through later are not counted: their
-	 * range is only allocated once more, a no-op. */
+	 * range is allocated once more, which costs nothing, or, on a
+	 * nearly full filesystem that refuses it, is found in the file's
+	 * map (resv_allocated_from). */
 	inode->resv_start = 0;
 	inode->resv_end = 0;
 	inode->resv_max = 0;
@@ -183,6 +187,57 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 			int *err)
 {
 	return resv_fit_mode(inode, FALLOC_FL_KEEP_SIZE, cur, end, err);
+}
+
+/*
+ * Where the blocks from `from` on stop being allocated and private, up to
+ * `to` (from itself when the first is not). fallocate() over blocks the
+ * file already has can still fail with ENOSPC on a nearly full XFS (it
+ * reserves for the worst case before it looks), where an O_DIRECT
+ * overwrite of them needs nothing: so a reservation that found no room
+ * asks the file's map before it fails the write. Unwritten extents are
+ * allocated, delayed ones (another program's buffered data) reserved;
+ * shared ones are not counted: their overwrite needs a copy.
+ */
+static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
+				   int64_t to)
+{
+	union {
+		struct fiemap fm;
+		char buf[sizeof(struct fiemap) +
+			 32 * sizeof(struct fiemap_extent)];
+	} u;
+	struct fiemap *fm = &u.fm;
+	int64_t cur = from;
+	uint32_t i;
+
+	while (cur < to) {
+		struct fiemap_extent *e;
+
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = (uint64_t)cur;
+		fm->fm_length = (uint64_t)(to - cur);
+		fm->fm_extent_count = 32;
+		if (wtio_sys_ioctl(inode->fd, FS_IOC_FIEMAP, fm) != 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (!fm->fm_mapped_extents)
+			break;
+		for (i = 0; i < fm->fm_mapped_extents; i++) {
+			e = &fm->fm_extents[i];
+			if ((int64_t)e->fe_logical > cur ||
+			    (e->fe_flags & FIEMAP_EXTENT_SHARED))
+				return cur < to ? cur : to;
+			if ((int64_t)(e->fe_logical + e->fe_length) > cur)
+				cur = (int64_t)(e->fe_logical + e->fe_length);
+		}
+		e = &fm->fm_extents[fm->fm_mapped_extents - 1];
+		if (e->fe_flags & FIEMAP_EXTENT_LAST)
+			break;
+	}
+	return cur < to ? cur : to;
 }
 
 /*
@@ -506,6 +561,18 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	} else {
 		got = resv_fit(inode, cur, b, &err);
 		if (got < b && resv_nospace(err) && resv_trim_others(inode))
+			got = resv_fit(inode, got, b, &err);
+	}
+	/* No room, where the blocks may already be the file's: those need
+	 * none. Past them, what is left is tried again. */
+	while (got < b && resv_nospace(err)) {
+		int64_t have = resv_allocated_from(inode, got, b);
+
+		if (have <= got)
+			break;
+		got = have;
+		err = 0;
+		if (got < b)
 			got = resv_fit(inode, got, b, &err);
 	}
 

@@ -148,6 +148,10 @@ run_fsx() {
 		# meant to do them and did none skipped that part.
 		case "$fs $*" in
 		xfs*"-X atomic"*) ;;
+		# operations shorter than the smallest atomic unit: none can
+		# be untorn (the tool leaves them out; it once overran its
+		# buffer here)
+		xfs*"-o 3000 "*) ;;
 		xfs*)
 			if printf '%s\n' "$out" | tail -1 | grep -q ' atomic 0 '; then
 				no_atomic=1
@@ -188,6 +192,7 @@ xfs)
 		"-f 64k -c 1m -l 2m -o 256k -N 1500 -b psync"
 		"-f 64k -c 4m -l 4m -o 512k -N 1500 -b io_uring -X atomic"
 		"-f 1m -c 16m -l 8m -o 2m -N 300 -b io_uring"
+		"-f 4k -c 64k -l 8191 -o 3000 -N 1500 -b io_uring"
 	)
 	;;
 ext4)

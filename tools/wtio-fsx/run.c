@@ -239,7 +239,7 @@ static void do_atomic(struct fsx *x)
 	while (len * 2 <= hi && len * 2 <= x->o->max_op &&
 	       len * 2 <= x->o->max_len && below(x, 2))
 		len *= 2;
-	if (len > x->o->max_len)
+	if (len > x->o->max_len || len > x->o->max_op)
 		return;
 	nr = x->o->max_len / len;
 	if (below(x, 4) == 0)
@@ -481,7 +481,10 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 	if (ret)
 		return 2;
 	t->ops->atomic_units(t, &x.atomic_min, &x.atomic_max);
-	if (!x.atomic_max || x.atomic_min > o->max_len)
+	/* An untorn write is one unit at least: none fits in a file or an
+	 * operation smaller than that (the buffer holds max_op). */
+	if (!x.atomic_max || x.atomic_min > o->max_len ||
+	    x.atomic_min > o->max_op)
 		eff.excluded[OP_ATOMIC] = true;
 	for (i = 0; i < OP_NR; i++)
 		if (!eff.excluded[i])

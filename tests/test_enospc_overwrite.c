@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_enospc_overwrite.c - on a full XFS, what needs no new space is
+ * accepted, and a refusal is not reported twice:
+ *
+ *  - an overwrite of blocks the file already has succeeds in every mode,
+ *    as the kernel's buffered write and O_DIRECT accept it: blocks wtio
+ *    itself wrote through earlier in the same context, and blocks past a
+ *    hole of a file that existed before the open. (XFS refuses to
+ *    fallocate blocks a file already has when the filesystem is nearly
+ *    full: it reserves for the worst case before it looks; wtio's space
+ *    reservation used to take that ENOSPC for the write's.)
+ *  - a write-through write refused with ENOSPC, whose I/O also carried
+ *    an earlier write-back write's dirty block of the same folio, leaves
+ *    that block dirty; the next fsync writes it and returns 0, since
+ *    every acknowledged byte is then on disk (it used to return ENOSPC).
+ *
+ * Each case first shows the filesystem full (a write into a hole is
+ * refused), so that none can pass on a filesystem with room.
+ */
+#include <sys/statvfs.h>
+
+#include "helpers.h"
+#include "xfs_loop.h"
+
+#define IMG_SIZE	(128ll << 20)
+#define OVER_LEN	3000
+
+static char filler[256];
+static int nr_fillers;	/* filler0 .. */
+
+/* Take every block left: fallocate in halving sizes until even 4 KiB
+ * is refused. The probe of check_full is made first (a create needs
+ * room too). */
+static void fill_completely(void)
+{
+	char p[256];
+	int64_t len;
+	int fd;
+
+	fd = open(xl_path(p, sizeof(p), "hole-probe"), O_RDWR | O_CREAT | O_TRUNC,
+		  0600);
+	CHECK(fd >= 0);
+	close(fd);
+	sync();
+	xl_path(filler, sizeof(filler), "filler0");
+	fd = open(filler, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	for (len = 256ll << 20; len >= 4096; len /= 2) {
+		off_t cur = 0;
+		struct stat st;
+
+		CHECK(fstat(fd, &st) == 0);
+		cur = st.st_size;
+		while (fallocate(fd, 0, cur, len) == 0)
+			cur += len;
+	}
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	nr_fillers = 1;
+}
+
+static void unfill(void)
+{
+	char p[256], name[32];
+	int i;
+
+	for (i = 0; i < nr_fillers; i++) {
+		snprintf(name, sizeof(name), "filler%d", i);
+		unlink(xl_path(p, sizeof(p), name));
+	}
+	unlink(xl_path(p, sizeof(p), "hole-probe"));
+	nr_fillers = 0;
+	sync();
+}
+
+/* The filesystem is full: a write into a hole of a new file is refused.
+ * Without this, the cases below could pass on a filesystem with room. */
+static void check_full(struct wtio_ctx *ctx, unsigned int flags)
+{
+	char p[256];
+	struct wtio_file *h;
+	uint8_t buf[8192];
+	ssize_t n;
+
+	xl_path(p, sizeof(p), "hole-probe");
+	h = t_open(ctx, p, O_RDWR);
+	memset(buf, 'h', sizeof(buf));
+	n = wtio_pwrite(h, buf, sizeof(buf), 1 << 20, flags);
+	CHECKF(n == -ENOSPC, "the filesystem is not full: a write of 8 KiB into a hole returned %zd",
+	       n);
+	CHECK_OK(wtio_close(h));
+}
+
+static void check_disk(const char *path, off_t off, const uint8_t *want,
+		       size_t len, const char *what)
+{
+	uint8_t *got = t_malloc(len);
+	int fd = open(path, O_RDONLY);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(pread(fd, got, len, off), (long long)len);
+	close(fd);
+	CHECKF(memcmp(got, want, len) == 0, "%s: the disk at %lld differs",
+	       what, (long long)off);
+	free(got);
+}
+
+/* Overwrite OVER_LEN bytes at each of offs[] with flags; every one must
+ * be accepted whole, fsync must return 0, and the disk hold them. */
+static void overwrite_all(struct wtio_file *f, const char *path,
+			  const off_t *offs, int n, unsigned int flags,
+			  const char *what)
+{
+	uint8_t buf[OVER_LEN];
+	ssize_t r;
+	int i, ret;
+
+	for (i = 0; i < n; i++) {
+		memset(buf, 'a' + (int)((flags + (unsigned)i) % 26), sizeof(buf));
+		r = wtio_pwrite(f, buf, sizeof(buf), offs[i], flags);
+		CHECKF(r == OVER_LEN,
+		       "%s, flags %#x: overwrite of allocated bytes at %lld on a full fs: %zd (%s)",
+		       what, flags, (long long)offs[i], r,
+		       r < 0 ? strerror((int)-r) : "short");
+	}
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "%s, flags %#x: fsync: %d (%s)", what, flags, ret,
+	       strerror(-ret));
+	for (i = 0; i < n; i++) {
+		memset(buf, 'a' + (int)((flags + (unsigned)i) % 26), sizeof(buf));
+		check_disk(path, offs[i], buf, sizeof(buf), what);
+	}
+}
+
+static const unsigned int modes[] = {
+	0, WTIO_DONTCACHE, WTIO_ADAPTIVE, WTIO_WRITETHROUGH,
+	WTIO_WRITETHROUGH | WTIO_NOSERIAL, WTIO_DSYNC,
+};
+#define NR_MODES (sizeof(modes) / sizeof(modes[0]))
+
+/* A file extended through wtio (write-through, in this context), then
+ * the filesystem filled: its blocks are overwritten in every mode. */
+static void case_written_through(void)
+{
+	static const off_t offs[] = { 5000, 105003, 400000, 1000000 };
+	char path[256];
+	struct wtio_ctx *ctx = t_ctx(4096, 64, WTIO_BACKEND_AUTO);
+	struct wtio_file *f;
+	uint8_t *buf = t_malloc(256 << 10);
+	size_t m;
+	int i;
+
+	xl_path(path, sizeof(path), "through.bin");
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	memset(buf, 'A', 256 << 10);
+	for (i = 0; i < 4; i++)
+		CHECK_EQ(wtio_pwrite(f, buf, 256 << 10, (off_t)i << 18,
+				     WTIO_WRITETHROUGH), 256 << 10);
+	CHECK_OK(wtio_fsync(f));
+	fill_completely();
+	check_full(ctx, 0);
+	for (m = 0; m < NR_MODES; m++)
+		overwrite_all(f, path, offs, 4, modes[m], "written through");
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unfill();
+	unlink(path);
+	free(buf);
+	printf("  blocks written through earlier, overwritten on a full fs in %zu modes: ok\n",
+	       NR_MODES);
+}
+
+/* A sparse file written by the kernel before the open: its blocks past
+ * the first hole are overwritten in every mode. */
+static void case_past_hole(void)
+{
+	static const off_t offs[] = { 5000, 1100000, 1500000, 2000000 };
+	char path[256];
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint8_t *buf = t_malloc(1 << 20);
+	size_t m;
+	int fd;
+
+	xl_path(path, sizeof(path), "sparse.bin");
+	memset(buf, 'S', 1 << 20);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, buf, 64 << 10, 0), 64 << 10);
+	CHECK_EQ(pwrite(fd, buf, 1 << 20, 1 << 20), 1 << 20);
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	fill_completely();
+	for (m = 0; m < NR_MODES; m++) {
+		/* A context per mode: each finds the file anew (its
+		 * reservation state starts at its first write). */
+		ctx = t_ctx(4096, 64, WTIO_BACKEND_AUTO);
+		if (m == 0)
+			check_full(ctx, 0);
+		f = t_open(ctx, path, O_RDWR);
+		overwrite_all(f, path, offs, 4, modes[m], "past a hole");
+		CHECK_OK(wtio_close(f));
+		CHECK_OK(wtio_ctx_destroy(ctx));
+	}
+	unfill();
+	unlink(path);
+	free(buf);
+	printf("  blocks past a hole of an existing file, overwritten on a full fs in %zu modes: ok\n",
+	       NR_MODES);
+}
+
+/* 16 KiB folios: a write-back write dirties block 0 of a folio, a
+ * write-through write into the folio's hole at 4096 is refused; its I/O
+ * carried block 0 too. fsync writes block 0 and has nothing to report. */
+static void case_fsync_after_refusal(unsigned int wt_flags)
+{
+	char path[256];
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint8_t buf[4096], b100[100];
+	ssize_t n;
+	int fd, ret;
+
+	xl_path(path, sizeof(path), "fsync.bin");
+	memset(buf, 'A', sizeof(buf));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, buf, sizeof(buf), 0), (long long)sizeof(buf));
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	fill_completely();
+	ctx = t_ctx(16384, 64, WTIO_BACKEND_AUTO);
+	check_full(ctx, 0);
+	f = t_open(ctx, path, O_RDWR);
+	memset(b100, 'B', sizeof(b100));
+	CHECK_EQ(wtio_pwrite(f, b100, sizeof(b100), 0, 0), (long long)sizeof(b100));
+	memset(b100, 'C', sizeof(b100));
+	n = wtio_pwrite(f, b100, sizeof(b100), 4096, wt_flags);
+	CHECKF(n == -ENOSPC, "flags %#x: a write into the hole at 4096 on a full fs: %zd",
+	       wt_flags, n);
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "flags %#x: fsync after the refused write: %d (%s), though the write-back data is on disk",
+	       wt_flags, ret, strerror(-ret));
+	memset(b100, 'B', sizeof(b100));
+	check_disk(path, 0, b100, sizeof(b100), "the write-back write");
+	check_disk(path, 100, buf + 100, sizeof(buf) - 100, "the rest of block 0");
+	CHECK_EQ(wtio_fsync(f), 0);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unfill();
+	unlink(path);
+	printf("  flags %#x refused, the dirty block it carried written by fsync, which returns 0: ok\n",
+	       wt_flags);
+}
+
+int main(void)
+{
+	int ret;
+
+	t_watchdog(300, "enospc_overwrite hung");
+	ret = xl_make_sized("/dev/shm", "enospc-ow", IMG_SIZE, "");
+	if (ret == XL_OK)
+		ret = xl_mount_loop();
+	if (ret == XL_SKIP) {
+		printf("SKIP: %s\n", xl.why);
+		return T_EXIT_SKIP;
+	}
+	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
+	case_written_through();
+	case_past_hole();
+	case_fsync_after_refusal(WTIO_WRITETHROUGH);
+	case_fsync_after_refusal(WTIO_WRITETHROUGH | WTIO_DSYNC);
+	xl_cleanup();
+	printf("enospc_overwrite: PASS\n");
+	return T_EXIT_PASS;
+}
