@@ -303,6 +303,15 @@ struct wtio_ctx *shim_ctx(void)
 		/* and a DONTCACHE stream too, into free folios that leave
 		 * the cache as they are read */
 		cfg.flags |= WTIO_CONFIG_DONTCACHE_READAHEAD;
+		/* The program's own threads submit to the context's channels
+		 * (started writeback, making room, readahead). An io_uring
+		 * completion is delivered to its submitter as task work,
+		 * which makes signal_pending() true for a moment and cuts an
+		 * interruptible read the program is in (dd's read of
+		 * /dev/zero came back short, and dd wrote a short file);
+		 * Linux AIO completes without touching the submitter.
+		 * WTIO_IO_CHANNEL=io_uring still chooses io_uring. */
+		cfg.flags |= WTIO_CONFIG_AIO_CHANNELS;
 		/* wtio wants readahead within a quarter of the cache: a small
 		 * budget (down to 64K) reads ahead less instead of failing */
 		if (cfg.readahead_max > cfg.cache_size / 4)

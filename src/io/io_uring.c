@@ -357,14 +357,14 @@ static int uring_probe(struct uring_dom *ud)
 	struct io_uring_probe *probe;
 	struct io_uring_sqe *sqe;
 	struct io_uring_cqe *cqe;
-	struct io_uring ring;
+	struct io_uring *ring = &ud->probe_ring;
 	int ret;
 
-	ret = uring_init_ring(ud, &ring, 4);
+	ret = uring_init_ring(ud, ring, 4);
 	if (ret < 0)
 		return -EOPNOTSUPP;
 
-	probe = io_uring_get_probe_ring(&ring);
+	probe = io_uring_get_probe_ring(ring);
 	if (probe) {
 		if (!io_uring_opcode_supported(probe, IORING_OP_READV) ||
 		    !io_uring_opcode_supported(probe, IORING_OP_WRITEV) ||
@@ -382,18 +382,24 @@ static int uring_probe(struct uring_dom *ud)
 	}
 	/* Setup is not enough: seccomp may still block io_uring_enter. */
 	if (!ret) {
-		sqe = io_uring_get_sqe(&ring);
+		sqe = io_uring_get_sqe(ring);
 		io_uring_prep_nop(sqe);
 		do {
-			ret = io_uring_submit_and_wait(&ring, 1);
+			ret = io_uring_submit_and_wait(ring, 1);
 		} while (ret == -EINTR || ret == -EAGAIN);
-		if (ret >= 0 && io_uring_peek_cqe(&ring, &cqe) == 0)
+		if (ret >= 0 && io_uring_peek_cqe(ring, &cqe) == 0) {
+			io_uring_cqe_seen(ring, cqe);
 			ret = 0;
-		else
+		} else {
 			ret = -EOPNOTSUPP;
+		}
 	}
-	io_uring_queue_exit(&ring);
-	return ret;
+	if (ret) {
+		io_uring_queue_exit(ring);
+		return ret;
+	}
+	ud->probe_kept = true;
+	return 0;
 }
 
 static int uring_setup(struct wtio_io_backend *be)
@@ -448,6 +454,8 @@ static void uring_teardown(struct wtio_io_backend *be)
 	if (!ud)
 		return;
 	wtio_io_tdom_release_all(&ud->dom);
+	if (ud->probe_kept)
+		io_uring_queue_exit(&ud->probe_ring);
 	free(ud->bufs);
 	free(ud);
 	be->private = NULL;

@@ -23,6 +23,13 @@ struct uring_dom {
 	/* The arena as fixed-buffer chunks; NULL when not to be used. */
 	struct iovec *bufs;
 	unsigned int nr_bufs;
+	/* The ring the setup probed with, kept until teardown: closing a
+	 * ring makes the kernel's exit work interrupt every thread that
+	 * used it (task work, later, from a kworker), which cuts short an
+	 * interruptible read the caller is then in (dd of /dev/zero under
+	 * the shim wrote a short file). */
+	struct io_uring probe_ring;
+	bool probe_kept;
 };
 
 /* Fill sqe for req; fixed: the arena is registered on sqe's ring. */
