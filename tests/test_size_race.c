@@ -217,6 +217,11 @@ int main(int argc, char **argv)
 	pthread_t t[NW + 3];
 	int nw = getenv("NWR") ? atoi(getenv("NWR")) : NW;
 	int ns = getenv("NSY") ? atoi(getenv("NSY")) : 2;
+	if (nw < 0 || nw > NW || ns < 0 || ns > 2) {
+		fprintf(stderr, "NWR must be 0..%d and NSY 0..2 (got %d, %d)\n",
+			NW, nw, ns);
+		return 1;
+	}
 	for (long i = 0; i < nw; i++) pthread_create(&t[i], 0, writer, (void *)i);
 	pthread_create(&t[NW], 0, tailer, 0);
 	for (long i = 0; i < ns; i++) pthread_create(&t[NW + 1 + i], 0, syncer, (void *)(i + 1));
