@@ -189,6 +189,30 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 	return resv_fit_mode(inode, FALLOC_FL_KEEP_SIZE, cur, end, err);
 }
 
+/* Room for the extents of one FIEMAP call. */
+union resv_fiemap_buf {
+	struct fiemap fm;
+	char buf[sizeof(struct fiemap) + 64 * sizeof(struct fiemap_extent)];
+};
+
+/* One FIEMAP call for [start, start + len): the extents mapped into
+ * u->fm, 0 for none or where the filesystem has no FIEMAP. */
+static uint32_t resv_fiemap(struct wtio_inode *inode,
+			    union resv_fiemap_buf *u, uint64_t start,
+			    uint64_t len)
+{
+	for (;;) {
+		memset(&u->fm, 0, sizeof(u->fm));
+		u->fm.fm_start = start;
+		u->fm.fm_length = len;
+		u->fm.fm_extent_count = 64;
+		if (wtio_sys_ioctl(inode->fd, FS_IOC_FIEMAP, &u->fm) == 0)
+			return u->fm.fm_mapped_extents;
+		if (errno != EINTR)
+			return 0;
+	}
+}
+
 /*
  * Where the blocks from `from` on stop being allocated and private, up to
  * `to` (from itself when the first is not). fallocate() over blocks the
@@ -202,30 +226,17 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
 				   int64_t to)
 {
-	union {
-		struct fiemap fm;
-		char buf[sizeof(struct fiemap) +
-			 32 * sizeof(struct fiemap_extent)];
-	} u;
+	union resv_fiemap_buf u;
 	struct fiemap *fm = &u.fm;
 	int64_t cur = from;
-	uint32_t i;
+	uint32_t i, n;
 
-	while (cur < to) {
+	while (cur < to &&
+	       (n = resv_fiemap(inode, &u, (uint64_t)cur,
+				(uint64_t)(to - cur))) != 0) {
 		struct fiemap_extent *e;
 
-		memset(fm, 0, sizeof(*fm));
-		fm->fm_start = (uint64_t)cur;
-		fm->fm_length = (uint64_t)(to - cur);
-		fm->fm_extent_count = 32;
-		if (wtio_sys_ioctl(inode->fd, FS_IOC_FIEMAP, fm) != 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (!fm->fm_mapped_extents)
-			break;
-		for (i = 0; i < fm->fm_mapped_extents; i++) {
+		for (i = 0; i < n; i++) {
 			e = &fm->fm_extents[i];
 			if ((int64_t)e->fe_logical > cur ||
 			    (e->fe_flags & FIEMAP_EXTENT_SHARED))
@@ -233,8 +244,7 @@ static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
 			if ((int64_t)(e->fe_logical + e->fe_length) > cur)
 				cur = (int64_t)(e->fe_logical + e->fe_length);
 		}
-		e = &fm->fm_extents[fm->fm_mapped_extents - 1];
-		if (e->fe_flags & FIEMAP_EXTENT_LAST)
+		if (fm->fm_extents[n - 1].fe_flags & FIEMAP_EXTENT_LAST)
 			break;
 	}
 	return cur < to ? cur : to;
@@ -361,11 +371,7 @@ static void resv_cow_probe(struct wtio_inode *inode)
 {
 	int64_t size = wtio_inode_size(inode), run = inode->resv_end;
 	bool gap = false;
-	union {
-		struct fiemap fm;
-		char buf[sizeof(struct fiemap) +
-			 64 * sizeof(struct fiemap_extent)];
-	} u;
+	union resv_fiemap_buf u;
 	struct fiemap *fm = &u.fm;
 	uint64_t start = 0;
 	uint32_t i;
@@ -373,16 +379,7 @@ static void resv_cow_probe(struct wtio_inode *inode)
 	for (;;) {
 		struct fiemap_extent *e;
 
-		memset(fm, 0, sizeof(*fm));
-		fm->fm_start = start;
-		fm->fm_length = FIEMAP_MAX_OFFSET - start;
-		fm->fm_extent_count = 64;
-		if (wtio_sys_ioctl(inode->fd, FS_IOC_FIEMAP, fm) != 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		if (!fm->fm_mapped_extents)
+		if (!resv_fiemap(inode, &u, start, FIEMAP_MAX_OFFSET - start))
 			return;
 		for (i = 0; i < fm->fm_mapped_extents; i++) {
 			e = &fm->fm_extents[i];
