@@ -221,16 +221,27 @@ static uint32_t resv_fiemap(struct wtio_inode *inode,
  * overwrite of them needs nothing: so a reservation that found no room
  * asks the file's map before it fails the write. Unwritten extents are
  * allocated, delayed ones (another program's buffered data) reserved;
- * shared ones are not counted: their overwrite needs a copy.
+ * shared ones are not counted: their overwrite needs a copy; nor is
+ * anything past the backing file's size, which XFS may take back.
  */
 static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
 				   int64_t to)
 {
 	union resv_fiemap_buf u;
 	struct fiemap *fm = &u.fm;
-	int64_t cur = from;
+	int64_t cur = from, unit = resv_unit(inode), end;
+	struct stat st;
 	uint32_t i, n;
 
+	/* Only blocks inside the backing file's size: XFS may free what
+	 * lies past it (speculative preallocation, trimmed at any time and
+	 * on ENOSPC) while our data is still dirty, since our size reaches
+	 * the disk with the write-back. */
+	if (wtio_sys_fstat(inode->fd, &st) != 0)
+		return from;
+	end = ((int64_t)st.st_size + unit - 1) & ~(unit - 1);
+	if (to > end)
+		to = end;
 	while (cur < to &&
 	       (n = resv_fiemap(inode, &u, (uint64_t)cur,
 				(uint64_t)(to - cur))) != 0) {
