@@ -25,7 +25,6 @@
  * folios filled the cache and the next allocation - a read of the other
  * file, or a write - failed with EIO.
  */
-#include <sys/statvfs.h>
 
 #include "helpers.h"
 #include "xfs_loop.h"
@@ -39,21 +38,12 @@
 static char filler[256], bpath[256], cpath[256], apath[256];
 static uint8_t *bdata;
 
-/* A 128 MiB XFS on a loop device, its image in /dev/shm. mkfs.xfs
- * refuses under 300 MiB unless it believes it runs under fstests. */
-static int small_xfs(void)
-{
-	int ret = xl_make_sized("/dev/shm", "enospc", IMG_SIZE, "");
-
-	return ret != XL_OK ? ret : xl_mount_loop();
-}
-
 static int64_t fs_avail(void)
 {
-	struct statvfs sv;
+	long long avail = xl_avail();
 
-	CHECK(statvfs(xl.mnt, &sv) == 0);
-	return (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+	CHECK(avail >= 0);
+	return avail;
 }
 
 static int64_t disk_blocks_bytes(const char *path)
@@ -321,7 +311,7 @@ int main(void)
 	size_t i;
 
 	t_watchdog(600, "enospc hung");
-	ret = small_xfs();
+	ret = xl_setup_shm("enospc", IMG_SIZE, "");
 	if (ret == XL_SKIP) {
 		printf("SKIP: %s\n", xl.why);
 		return T_EXIT_SKIP;

@@ -172,9 +172,7 @@ int main(void)
 	int ret;
 
 	t_watchdog(300, "enospc appenders hung");
-	ret = xl_make_sized("/dev/shm", "enospc-app", IMG_SIZE, "");
-	if (ret == XL_OK)
-		ret = xl_mount_loop();
+	ret = xl_setup_shm("enospc-app", IMG_SIZE, "");
 	if (ret == XL_SKIP) {
 		printf("SKIP: %s\n", xl.why);
 		return T_EXIT_SKIP;

@@ -25,7 +25,6 @@
 #include <dlfcn.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
-#include <sys/statvfs.h>
 
 #include "helpers.h"
 #include "xfs_loop.h"
@@ -54,22 +53,12 @@ int fallocate(int fd, int mode, off_t off, off_t len)
 	return real(fd, mode, off, len);
 }
 
-/* A 128 MiB XFS with reflink on a loop device, its image in /dev/shm.
- * mkfs.xfs refuses under 300 MiB unless it believes it runs under
- * fstests. */
-static int small_xfs(void)
-{
-	int ret = xl_make_sized("/dev/shm", "cow", IMG_SIZE, "-m reflink=1");
-
-	return ret != XL_OK ? ret : xl_mount_loop();
-}
-
 static int64_t fs_avail(void)
 {
-	struct statvfs sv;
+	long long avail = xl_avail();
 
-	CHECK(statvfs(xl.mnt, &sv) == 0);
-	return (int64_t)sv.f_bavail * (int64_t)sv.f_frsize;
+	CHECK(avail >= 0);
+	return avail;
 }
 
 /* b: a fresh clone of a (FICLONE). Returns 0, or the errno. */
@@ -295,7 +284,7 @@ int main(void)
 	int ret;
 
 	t_watchdog(600, "enospc_cow hung");
-	ret = small_xfs();
+	ret = xl_setup_shm("cow", IMG_SIZE, "-m reflink=1");
 	if (ret == XL_SKIP) {
 		printf("SKIP: %s\n", xl.why);
 		return T_EXIT_SKIP;

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -276,6 +277,32 @@ static inline int xl_setup(const char *tag, const char *mkfs_opts)
 	if (ret != XL_OK)
 		xl_cleanup();
 	return ret;
+}
+
+/* A small XFS (size bytes, "-d"/"-m" options in mkfs_opts) with its
+ * image in /dev/shm, mounted with "mount -o loop": the filesystem the
+ * ENOSPC tests fill in a moment. */
+static inline int xl_setup_shm(const char *tag, long long size,
+			       const char *mkfs_opts)
+{
+	int ret = xl_make_sized("/dev/shm", tag, size, mkfs_opts);
+
+	if (ret == XL_OK)
+		ret = xl_mount_loop();
+	if (ret != XL_OK)
+		xl_cleanup();
+	return ret;
+}
+
+/* Bytes an unprivileged writer may still allocate on the mounted image
+ * (-1: statvfs failed). */
+static inline long long xl_avail(void)
+{
+	struct statvfs sv;
+
+	if (statvfs(xl.mnt, &sv) != 0)
+		return -1;
+	return (long long)sv.f_bavail * (long long)sv.f_frsize;
 }
 
 /* "<mnt>/<name>" into buf. */
