@@ -33,7 +33,6 @@
 #define OVER_LEN	3000
 
 static char filler[256];
-static int nr_fillers;	/* filler0 .. */
 
 /* Take every block left: fallocate in halving sizes until even 4 KiB
  * is refused. The probe of check_full is made first (a create needs
@@ -68,20 +67,14 @@ static void fill_completely(int redirty_fd)
 	}
 	CHECK(fsync(fd) == 0);
 	close(fd);
-	nr_fillers = 1;
 }
 
 static void unfill(void)
 {
-	char p[256], name[32];
-	int i;
+	char p[256];
 
-	for (i = 0; i < nr_fillers; i++) {
-		snprintf(name, sizeof(name), "filler%d", i);
-		unlink(xl_path(p, sizeof(p), name));
-	}
+	unlink(filler);
 	unlink(xl_path(p, sizeof(p), "hole-probe"));
-	nr_fillers = 0;
 	sync();
 }
 
