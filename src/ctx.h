@@ -125,6 +125,11 @@ struct wtio_ctx {
 	pthread_mutex_t inodes_lock;
 	struct wtio_inode *inodes;
 	struct wtio_inode *inode_hash[WTIO_INODE_HASH];
+	/* Inodes that have left the table, counted under inodes_lock after
+	 * their data and size reached the disk: an open whose statx came
+	 * before one of them left may hold the size the disk had before
+	 * that inode's last write-back (wtio_inode_get). */
+	_Atomic uint64_t nr_evicted;
 	uint64_t nr_files;
 	uint64_t nr_queues;		/* wtio_queue_create's, not destroyed */
 	struct wtio_file *dead_files;	/* closed handles kept for -EBADF */

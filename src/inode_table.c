@@ -201,6 +201,7 @@ void wtio_inode_evict(struct wtio_inode *inode)
 	while (*pp != inode)
 		pp = &(*pp)->hash_next;
 	*pp = inode->hash_next;
+	atomic_fetch_add_explicit(&ctx->nr_evicted, 1, memory_order_release);
 	pthread_cond_broadcast(&ctx->kept_cond);
 	pthread_mutex_unlock(&ctx->inodes_lock);
 	wtio_inode_free(inode);
@@ -247,8 +248,15 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 {
 	struct wtio_inode *inode, *fresh;
 	struct wtio_file_stat st;
+	uint64_t evicted;
 	int ret;
 
+again:
+	/* An inode of this file that leaves the table from here on (its
+	 * last close, or a kept one evicted) may still be writing its data
+	 * back and fixing the size as we stat: read before the statx, and
+	 * compared under the lock below, where nothing can leave. */
+	evicted = atomic_load_explicit(&ctx->nr_evicted, memory_order_acquire);
 	/* One statx: the identity, the size and the file's own geometry. */
 	ret = wtio_geometry_stat(fd, &st);
 	if (ret) {
@@ -285,6 +293,14 @@ int wtio_inode_get(struct wtio_ctx *ctx, int fd, bool writable,
 		inode_destroy(fresh);
 		inode_share(inode, fd, writable);
 		goto out;
+	}
+	/* An inode left since the statx: the size it gave may be one the
+	 * leaving inode's write-back has changed since. Stat again. */
+	if (atomic_load_explicit(&ctx->nr_evicted, memory_order_relaxed) !=
+	    evicted) {
+		pthread_mutex_unlock(&ctx->inodes_lock);
+		inode_destroy(fresh);
+		goto again;
 	}
 	inode = fresh;
 	inode->refs = 1;
