@@ -221,39 +221,54 @@ static uint32_t resv_fiemap(struct wtio_inode *inode,
  * overwrite of them needs nothing: so a reservation that found no room
  * asks the file's map before it fails the write. Unwritten extents are
  * allocated, delayed ones (another program's buffered data) reserved;
- * shared ones are not counted: their overwrite needs a copy; nor is
- * anything past the backing file's size, which XFS may take back.
+ * shared ones are not counted: their overwrite needs a copy. Past the
+ * backing file's size XFS may take blocks back (speculative
+ * preallocation, trimmed at any time and on ENOSPC) unless the file has
+ * persistent preallocation (FS_XFLAG_PREALLOC, which our own fallocate
+ * sets): then only delayed blocks go, and real ones there count.
  */
 static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
 				   int64_t to)
 {
 	union resv_fiemap_buf u;
 	struct fiemap *fm = &u.fm;
-	int64_t cur = from, unit = resv_unit(inode), end;
+	int64_t cur = from, unit = resv_unit(inode), eof;
+	struct fsxattr fa;
 	struct stat st;
 	uint32_t i, n;
 
-	/* Only blocks inside the backing file's size: XFS may free what
-	 * lies past it (speculative preallocation, trimmed at any time and
-	 * on ENOSPC) while our data is still dirty, since our size reaches
-	 * the disk with the write-back. */
+	/* Our size reaches the disk with the write-back, after the data:
+	 * what lies past the backing file's size now must stay until then. */
 	if (wtio_sys_fstat(inode->fd, &st) != 0)
 		return from;
-	end = ((int64_t)st.st_size + unit - 1) & ~(unit - 1);
-	if (to > end)
-		to = end;
+	eof = ((int64_t)st.st_size + unit - 1) & ~(unit - 1);
+	if (to > eof &&
+	    (wtio_sys_ioctl(inode->fd, FS_IOC_FSGETXATTR, &fa) != 0 ||
+	     !(fa.fsx_xflags & FS_XFLAG_PREALLOC)))
+		to = eof;
 	while (cur < to &&
 	       (n = resv_fiemap(inode, &u, (uint64_t)cur,
 				(uint64_t)(to - cur))) != 0) {
 		struct fiemap_extent *e;
 
 		for (i = 0; i < n; i++) {
+			int64_t e_end;
+
 			e = &fm->fm_extents[i];
 			if ((int64_t)e->fe_logical > cur ||
 			    (e->fe_flags & FIEMAP_EXTENT_SHARED))
 				return cur < to ? cur : to;
-			if ((int64_t)(e->fe_logical + e->fe_length) > cur)
-				cur = (int64_t)(e->fe_logical + e->fe_length);
+			e_end = (int64_t)(e->fe_logical + e->fe_length);
+			/* Delayed blocks past the size are trimmed even
+			 * with persistent preallocation. */
+			if ((e->fe_flags & FIEMAP_EXTENT_DELALLOC) &&
+			    e_end > eof) {
+				if (eof > cur)
+					cur = eof;
+				return cur < to ? cur : to;
+			}
+			if (e_end > cur)
+				cur = e_end;
 		}
 		if (fm->fm_extents[n - 1].fe_flags & FIEMAP_EXTENT_LAST)
 			break;

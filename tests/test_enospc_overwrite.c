@@ -202,6 +202,57 @@ static void case_written_through(void)
 	       NR_MODES);
 }
 
+/* Blocks wtio's own reservation allocated past the backing file's size
+ * (write-back data not written back yet), after the writer moved on to
+ * another part of the file: an overwrite of them needs no space, in
+ * every mode. It used to be refused (-ENOSPC): the reservation tracks
+ * one range, the second write had moved it, XFS refused the fallocate
+ * over the first range's blocks and the map was not looked at past the
+ * backing file's size, where XFS may trim blocks - but not those of a
+ * file with persistent preallocation, as our fallocate makes it. */
+static void case_own_past_size(void)
+{
+	static const off_t offs[] = { 5000, 30000 };
+	static uint8_t buf[65536];
+	char path[256], tpath[256];
+	size_t m;
+
+	xl_path(path, sizeof(path), "own.bin");
+	xl_path(tpath, sizeof(tpath), "trim-probe");
+	for (m = 0; m < NR_MODES; m++) {
+		struct wtio_ctx *ctx = t_ctx(4096, 1024, WTIO_BACKEND_AUTO);
+		struct wtio_file *f, *t;
+
+		f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+		memset(buf, 'A', sizeof(buf));
+		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), 0, 0),
+			 (long long)sizeof(buf));
+		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), 10 << 20, 0),
+			 (long long)sizeof(buf));
+		t = t_open(ctx, tpath, O_RDWR | O_CREAT | O_TRUNC);
+		fill_completely(-1);
+		/* A write that finds no room makes wtio give back what it
+		 * reserved ahead for other files (past the first write's
+		 * 64 KiB, say) and try again: whether this one then fits or
+		 * not, a second fill takes what came back. */
+		(void)wtio_pwrite(t, buf, 4096, 0, 0);
+		CHECK_OK(wtio_close(t));
+		fill_completely(-1);
+		check_full(ctx, 0);
+		overwrite_all(f, path, offs, 2, modes[m],
+			      "reserved by wtio past the disk's size");
+		check_disk(path, 10 << 20, buf, sizeof(buf),
+			   "the write-back write the writer moved on to");
+		CHECK_OK(wtio_close(f));
+		CHECK_OK(wtio_ctx_destroy(ctx));
+		unfill();
+		unlink(path);
+		unlink(tpath);
+	}
+	printf("  blocks wtio reserved past the disk's size, overwritten on a full fs in %zu modes: ok\n",
+	       NR_MODES);
+}
+
 /* A sparse file written by the kernel before the open: its blocks past
  * the first hole are overwritten in every mode. */
 static void case_past_hole(void)
@@ -363,6 +414,7 @@ int main(void)
 	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
 	case_written_through();
 	case_past_hole();
+	case_own_past_size();
 	case_fsync_after_refusal(WTIO_WRITETHROUGH);
 	case_fsync_after_refusal(WTIO_WRITETHROUGH | WTIO_DSYNC);
 	case_past_others_eof();
