@@ -203,9 +203,14 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	/* All or nothing: a short atomic write is not one. */
 	ret = res < 0 ? (int)res : ((size_t)res != len ? -EIO : 0);
 	/* A failure is recorded for fsync, as a failed write-through
-	 * write is. */
+	 * write is, but for a space error: the disk refused the blocks
+	 * before writing any (all or nothing), the write reports it, and
+	 * no acknowledged byte is missing for fsync to report (the
+	 * kernel's fsync after a refused RWF_ATOMIC write returns 0; a
+	 * write-through write's space error is not recorded either,
+	 * ioend.c). */
 	wtio_write_io_end(inode, ext, off, res > 0 ? (uint64_t)res : 0, len,
-			  ret, true);
+			  ret, ret != -ENOSPC && ret != -EDQUOT);
 	/* Nothing changed on failure: the cache and i_size are as they
 	 * were, and the disk (RWF_ATOMIC) holds the old data. */
 	if (ret)

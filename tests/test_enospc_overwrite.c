@@ -13,6 +13,8 @@
  *    Blocks past the backing file's size (another writer's speculative
  *    preallocation) are not counted: XFS takes them back on ENOSPC, and
  *    a write counted on them was lost (case_past_others_eof).
+ *  - an untorn write refused with ENOSPC is not reported again by the
+ *    next fsync;
  *  - a write-through write refused with ENOSPC, whose I/O also carried
  *    an earlier write-back write's dirty block of the same folio, leaves
  *    that block dirty; the next fsync writes it and returns 0, since
@@ -336,6 +338,68 @@ static void case_fsync_after_refusal(unsigned int wt_flags)
 	       wt_flags);
 }
 
+/* An untorn write refused for space (XFS writes one larger than a block
+ * out of place, so even an overwrite needs new blocks) reports it and
+ * changes nothing; the next fsync, which finds the write-back data of
+ * the range on disk, returns 0, as the kernel's does after a refused
+ * RWF_ATOMIC write. It used to return the write's ENOSPC again. */
+static void case_atomic_refused(void)
+{
+	static uint8_t buf[65536], old[4096];
+	struct wtio_file_info fi;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	char path[256];
+	uint32_t len;
+	ssize_t n;
+	int fd, i, ret;
+
+	xl_path(path, sizeof(path), "atomic.bin");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	memset(buf, 'k', sizeof(buf));
+	for (i = 0; i < 64; i++)
+		CHECK_EQ(write(fd, buf, sizeof(buf)), (long long)sizeof(buf));
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	ctx = t_ctx(4096, 1024, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR);
+	CHECK_OK(wtio_file_info(f, &fi));
+	len = fi.atomic_unit_max < sizeof(buf) ? fi.atomic_unit_max :
+						 (uint32_t)sizeof(buf);
+	if (len <= fi.block_size) {
+		printf("  skipped part: no untorn write larger than a block here (atomic_unit_max %u)\n",
+		       fi.atomic_unit_max);
+		goto out;
+	}
+	/* Dirty write-back data in the range: the untorn write settles it
+	 * (writes it back) first. */
+	memset(old, 'd', sizeof(old));
+	CHECK_EQ(wtio_pwrite(f, old, sizeof(old), 0, 0), (long long)sizeof(old));
+	fill_completely(-1);
+	check_full(ctx, 0);
+	memset(buf, 'U', sizeof(buf));
+	n = wtio_pwrite(f, buf, len, 0, WTIO_ATOMIC);
+	if (n == (ssize_t)len) {
+		printf("  skipped part: an untorn %u-byte overwrite fits on a full fs here\n",
+		       len);
+		goto out_unfill;
+	}
+	CHECKF(n == -ENOSPC, "an untorn overwrite on a full fs: %zd", n);
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "fsync after a refused untorn write: %d (%s)", ret,
+	       strerror(-ret));
+	check_disk(path, 0, old, sizeof(old),
+		   "write-back data under a refused untorn write");
+	printf("  an untorn write refused for space, then fsync 0: ok\n");
+out_unfill:
+	unfill();
+out:
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unlink(path);
+}
+
 /* Another program's file with blocks past its EOF (XFS's speculative
  * preallocation of a buffered writer that keeps it dirty and open):
  * they are not the file's to count on, since XFS frees them when space
@@ -417,6 +481,7 @@ int main(void)
 	case_own_past_size();
 	case_fsync_after_refusal(WTIO_WRITETHROUGH);
 	case_fsync_after_refusal(WTIO_WRITETHROUGH | WTIO_DSYNC);
+	case_atomic_refused();
 	case_past_others_eof();
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
