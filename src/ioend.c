@@ -196,8 +196,12 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	struct wtio_folio *ended[WTIO_IO_MAX_IOVECS];
 	int i, n = 0;
 
-	if (error && wbc)
+	if (error && wbc) {
 		wtio_wbc_set_error(wbc, error);
+		/* A short direct write stops at a block boundary: what it
+		 * wrote is on disk. */
+		wtio_wbc_set_fail_from(wbc, ioend->io_offset + ioend->io_done);
+	}
 	wtio_write_io_end(inode, ioend->io_extending, ioend->io_offset,
 			  ioend->io_done, ioend->io_size, error,
 			  !ioend_space_error_is_writers(ioend, error));
@@ -585,6 +589,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 				folio_write_failed(folio, run, run & redirty);
 				wtio_inode_record_error(inode, -ENOMEM);
 				wtio_wbc_set_error(wbc, -ENOMEM);
+				wtio_wbc_set_fail_from(wbc, off);
 				continue;
 			}
 			memset(io, 0, offsetof(struct wtio_ioend, io_vecs));

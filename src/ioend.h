@@ -32,6 +32,9 @@ struct wtio_wb_ctl {
 	_Atomic unsigned int inflight;
 	unsigned int max_inflight;	/* reap when reached; 0 = no limit */
 	_Atomic int error;		/* first I/O error */
+	/* 1 + the lowest file offset an I/O failed at (0: none): where a
+	 * write-through write refused for space is cut short. */
+	_Atomic int64_t fail_from;
 	int rw_flags;			/* RWF_DSYNC for write-through DSYNC */
 	bool defer;			/* collect ioends, submit later */
 	struct wtio_ioend *deferred;
@@ -57,6 +60,16 @@ static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)
 	int none = 0;
 
 	atomic_compare_exchange_strong(&wbc->error, &none, err);
+}
+
+/* An I/O failed from file offset off on. */
+static inline void wtio_wbc_set_fail_from(struct wtio_wb_ctl *wbc, int64_t off)
+{
+	int64_t cur = atomic_load(&wbc->fail_from);
+
+	while ((cur == 0 || cur > off + 1) &&
+	       !atomic_compare_exchange_weak(&wbc->fail_from, &cur, off + 1))
+		;
 }
 
 /*

@@ -87,6 +87,11 @@ void wtio_inode_tail_claim(struct wtio_inode *inode,
 void wtio_inode_tail_end(struct wtio_inode *inode,
 			 struct wtio_size_undo *u, bool failed,
 			 bool in_reaper);
+/* The same for a write cut short: it acknowledged [.., acked) and
+ * failed past it, where the size goes back as for a failed write. */
+void wtio_inode_tail_end_short(struct wtio_inode *inode,
+			       struct wtio_size_undo *u, int64_t acked,
+			       bool in_reaper);
 /* Truncate (exclusive lock held, before it looks at the size): it
  * decides the size, so no extension in flight is undone after it. */
 void wtio_inode_tail_reset(struct wtio_inode *inode);

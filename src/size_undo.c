@@ -193,8 +193,10 @@ void wtio_inode_tail_claim(struct wtio_inode *inode, struct wtio_size_undo *u,
 	pthread_mutex_unlock(&inode->tail_lock);
 }
 
-void wtio_inode_tail_end(struct wtio_inode *inode, struct wtio_size_undo *u,
-			 bool failed, bool in_reaper)
+/* acked: where what the write acknowledged ends: u->after when it
+ * succeeded, less when it was cut short, INT64_MIN when it failed. */
+static void tail_end(struct wtio_inode *inode, struct wtio_size_undo *u,
+		     int64_t acked, bool in_reaper)
 {
 	bool cut = false;
 
@@ -206,10 +208,10 @@ void wtio_inode_tail_end(struct wtio_inode *inode, struct wtio_size_undo *u,
 		return;
 	}
 	tail_unlink(inode, u);
-	if (failed)
+	if (acked > inode->tail_floor)
+		inode->tail_floor = acked;
+	if (acked < u->after)
 		inode->tail_failed = true;
-	else if (u->after > inode->tail_floor)
-		inode->tail_floor = u->after;
 	if (inode->tail_failed)
 		cut = tail_shrink(inode);
 	/* A writer copying now may join the run: it ends with it. */
@@ -229,6 +231,19 @@ void wtio_inode_tail_end(struct wtio_inode *inode, struct wtio_size_undo *u,
 		 * leaves); the cache when i_size next moves up. */
 		wtio_inode_cut_pending(inode);
 	}
+}
+
+void wtio_inode_tail_end(struct wtio_inode *inode, struct wtio_size_undo *u,
+			 bool failed, bool in_reaper)
+{
+	tail_end(inode, u, failed ? INT64_MIN : u->after, in_reaper);
+}
+
+void wtio_inode_tail_end_short(struct wtio_inode *inode,
+			       struct wtio_size_undo *u, int64_t acked,
+			       bool in_reaper)
+{
+	tail_end(inode, u, acked < u->after ? acked : u->after, in_reaper);
 }
 
 void wtio_inode_tail_reset(struct wtio_inode *inode)

@@ -13,6 +13,8 @@
  *    Blocks past the backing file's size (another writer's speculative
  *    preallocation) are not counted: XFS takes them back on ENOSPC, and
  *    a write counted on them was lost (case_past_others_eof).
+ *  - a write-through write that runs out of space part way returns the
+ *    part on disk (a short count) and leaves the size there;
  *  - an untorn write refused with ENOSPC is not reported again by the
  *    next fsync;
  *  - a write-through write refused with ENOSPC, whose I/O also carried
@@ -338,6 +340,55 @@ static void case_fsync_after_refusal(unsigned int wt_flags)
 	       wt_flags);
 }
 
+/* A write-through write past the end of an allocated file on a full fs:
+ * its I/Os inside the file (1 MiB each, the file's end on a boundary)
+ * succeed, those past it find no space. The write returns the part on
+ * disk, as the kernel's buffered write returns what it copied, and the
+ * size stays there; fsync returns 0. It used to return -ENOSPC with that
+ * part written, in the cache and on disk. (An I/O that straddles the
+ * backing file's end fails whole although XFS wrote the part inside:
+ * the count then stops before it.) */
+static void case_wt_cut_short(unsigned int wt_flags)
+{
+	static const int64_t have = 4 << 20, want = 6 << 20;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint8_t *buf = t_malloc((size_t)want);
+	char path[256];
+	ssize_t n;
+	int fd, ret;
+
+	xl_path(path, sizeof(path), "wt-short.bin");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	memset(buf, 'o', (size_t)want);
+	CHECK_EQ(write(fd, buf, (size_t)have), have);
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR);
+	fill_completely(-1);
+	check_full(ctx, 0);
+	memset(buf, 'n', (size_t)want);
+	n = wtio_pwrite(f, buf, (size_t)want, 0, wt_flags);
+	CHECKF(n == have, "flags %#x: a write-through write of %lld bytes over a file of %lld on a full fs: %zd (%s)",
+	       wt_flags, (long long)want, (long long)have, n,
+	       n < 0 ? strerror((int)-n) : "count");
+	CHECK_EQ(wtio_file_size(f), have);
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "flags %#x: fsync after the write cut short: %d",
+	       wt_flags, ret);
+	CHECK_EQ(t_disk_size(path), have);
+	check_disk(path, 0, buf, (size_t)have, "the part of a write cut short");
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unfill();
+	unlink(path);
+	free(buf);
+	printf("  flags %#x: a write-through write past a full fs's room cut short at what is on disk: ok\n",
+	       wt_flags);
+}
+
 /* An untorn write refused for space (XFS writes one larger than a block
  * out of place, so even an overwrite needs new blocks) reports it and
  * changes nothing; the next fsync, which finds the write-back data of
@@ -482,6 +533,9 @@ int main(void)
 	case_fsync_after_refusal(WTIO_WRITETHROUGH);
 	case_fsync_after_refusal(WTIO_WRITETHROUGH | WTIO_DSYNC);
 	case_atomic_refused();
+	case_wt_cut_short(WTIO_WRITETHROUGH);
+	case_wt_cut_short(WTIO_WRITETHROUGH | WTIO_DSYNC);
+	case_wt_cut_short(WTIO_WRITETHROUGH | WTIO_NOSERIAL);
 	case_past_others_eof();
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
