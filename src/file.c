@@ -199,6 +199,11 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 	}
 	if (size < wtio_inode_size(inode))
 		wtio_inode_cut_cache(inode, size);
+	else if (size > wtio_inode_size(inode))
+		/* The chunk reserved ahead of appends would lie inside the
+		 * file, allocated for zeros the kernel's truncate leaves as
+		 * a hole (dd conv=sparse ends so): give it back. */
+		wtio_reserve_clamp(inode, wtio_inode_size(inode));
 	settle_end_block(inode, size);
 	atomic_store(&inode->size_ahead, 0);
 	ret = wtio_inode_set_disk_size(inode, size, true);

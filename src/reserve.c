@@ -552,11 +552,17 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	if (a >= inode->resv_start && b <= inode->resv_end)
 		return (ssize_t)len;
 
+	isize = wtio_inode_size(inode);
+	/* A write past the end of the chunk reserved ahead of appends
+	 * leaves a hole over it: give the chunk back, as the kernel leaves
+	 * no blocks there (dd conv=sparse, a seek past the end). */
+	if (a >= inode->resv_max && isize < inode->resv_max &&
+	    inode->resv_state == RESV_TRACK)
+		resv_punch_past(inode, isize);
 	/* Extend the known range when the write starts inside it (an
 	 * append), else allocate just this write. */
 	cur = (a >= inode->resv_start && a <= inode->resv_end) ?
 	      inode->resv_end : a;
-	isize = wtio_inode_size(inode);
 	want = b;
 	if (ahead && b > isize && isize < RESV_AHEAD_FROM) {
 		/* A small file: as much again as it has, so that one written
