@@ -99,10 +99,26 @@ static void queue_post(struct wtio_queue *q, struct wtio_aio *aio,
 static void aio_complete(struct wtio_aio *aio)
 {
 	int64_t res = aio->wbc.error ? aio->wbc.error : aio->copied;
+	int64_t off = aio->end - (aio->copied > 0 ? aio->copied : 0);
 	struct wtio_inode *inode = aio->inode;
+	bool cut_short = false;
 
+	/* Out of space part way: the part before the first failed I/O,
+	 * as wtio_writethrough returns it (writethrough.c). The size first,
+	 * without waiting for any lock (a completion thread must not). */
+	if ((res == -ENOSPC || res == -EDQUOT) && aio->copied > 0) {
+		int64_t from = atomic_load(&aio->wbc.fail_from) - 1;
+
+		if (from > off) {
+			res = from - off < aio->copied ? from - off :
+							 aio->copied;
+			wtio_inode_tail_end_short(inode, &aio->wbc.undo,
+						  off + res, true);
+			cut_short = true;
+		}
+	}
 	if (res > 0 && aio->dsync_extending) {
-		int err = wtio_dsync_finish(aio->inode, aio->end, true);
+		int err = wtio_dsync_finish(aio->inode, off + res, true);
 
 		if (err) {
 			wtio_inode_record_error(aio->inode, err);
@@ -111,7 +127,8 @@ static void aio_complete(struct wtio_aio *aio)
 	}
 	/* A failed write leaves the size where it was: put it back
 	 * without waiting for any lock (a completion thread must not). */
-	wtio_inode_tail_end(aio->inode, &aio->wbc.undo, res < 0, true);
+	if (!cut_short)
+		wtio_inode_tail_end(aio->inode, &aio->wbc.undo, res < 0, true);
 	queue_post(aio->queue, aio, aio->user_data, res);
 	wtio_inode_io_put(inode);
 }
