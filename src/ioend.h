@@ -7,6 +7,7 @@
 #ifndef WTIO_IOEND_H
 #define WTIO_IOEND_H
 
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,6 +61,24 @@ static inline void wtio_wbc_set_error(struct wtio_wb_ctl *wbc, int err)
 	int none = 0;
 
 	atomic_compare_exchange_strong(&wbc->error, &none, err);
+}
+
+/* A write-through write of copied bytes at off whose I/O failed with
+ * err: when the disk ran out of space (ENOSPC, EDQUOT) after bytes of it
+ * that every I/O below the lowest failed offset put there, their count
+ * (a short count, as the kernel's buffered write returns what it copied
+ * before the space ran out); else -1, the write fails whole. */
+static inline int64_t wtio_wbc_space_short(struct wtio_wb_ctl *wbc, int err,
+					   int64_t off, int64_t copied)
+{
+	int64_t from;
+
+	if ((err != -ENOSPC && err != -EDQUOT) || copied <= 0)
+		return -1;
+	from = atomic_load(&wbc->fail_from) - 1;
+	if (from <= off)
+		return -1;
+	return from - off < copied ? from - off : copied;
 }
 
 /* An I/O failed from file offset off on. */

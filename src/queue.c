@@ -101,21 +101,16 @@ static void aio_complete(struct wtio_aio *aio)
 	int64_t res = aio->wbc.error ? aio->wbc.error : aio->copied;
 	int64_t off = aio->end - (aio->copied > 0 ? aio->copied : 0);
 	struct wtio_inode *inode = aio->inode;
-	bool cut_short = false;
+	/* Out of space part way: the part on disk, as wtio_writethrough
+	 * returns it; the size first, without waiting for any lock (a
+	 * completion thread must not). */
+	int64_t short_count = wtio_wbc_space_short(&aio->wbc, (int)res, off,
+						   aio->copied);
 
-	/* Out of space part way: the part before the first failed I/O,
-	 * as wtio_writethrough returns it (writethrough.c). The size first,
-	 * without waiting for any lock (a completion thread must not). */
-	if ((res == -ENOSPC || res == -EDQUOT) && aio->copied > 0) {
-		int64_t from = atomic_load(&aio->wbc.fail_from) - 1;
-
-		if (from > off) {
-			res = from - off < aio->copied ? from - off :
-							 aio->copied;
-			wtio_inode_tail_end_short(inode, &aio->wbc.undo,
-						  off + res, true);
-			cut_short = true;
-		}
+	if (short_count >= 0) {
+		res = short_count;
+		wtio_inode_tail_end_short(inode, &aio->wbc.undo, off + res,
+					  true);
 	}
 	if (res > 0 && aio->dsync_extending) {
 		int err = wtio_dsync_finish(aio->inode, off + res, true);
@@ -127,7 +122,7 @@ static void aio_complete(struct wtio_aio *aio)
 	}
 	/* A failed write leaves the size where it was: put it back
 	 * without waiting for any lock (a completion thread must not). */
-	if (!cut_short)
+	if (short_count < 0)
 		wtio_inode_tail_end(aio->inode, &aio->wbc.undo, res < 0, true);
 	queue_post(aio->queue, aio, aio->user_data, res);
 	wtio_inode_io_put(inode);

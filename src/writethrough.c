@@ -146,7 +146,8 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 			  int iovcnt, off_t off, unsigned int flags)
 {
 	struct wtio_wb_ctl wbc = { 0 };
-	bool extending, cut_short = false;
+	int64_t short_count;
+	bool extending;
 	ssize_t ret;
 	int err;
 
@@ -159,22 +160,15 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	wtio_ioend_reap_all(&wbc);
 	wtio_io_plug(&file->inode->ctx->io, false);
 	err = atomic_load(&wbc.error);
-	/* Out of space part way: the bytes before the first I/O that found
-	 * none are on disk and are what the write reports, as the kernel's
-	 * buffered write returns what it copied before the space ran out
-	 * (the failed blocks read from the disk again: ioend.c). */
-	if ((err == -ENOSPC || err == -EDQUOT) && ret > 0) {
-		int64_t from = atomic_load(&wbc.fail_from) - 1;
-
-		if (from > off) {
-			if (from - off < ret)
-				ret = from - off;
-			err = 0;
-			/* The size first: the DSYNC step makes it durable. */
-			wtio_inode_tail_end_short(file->inode, &wbc.undo,
-						  off + ret, false);
-			cut_short = true;
-		}
+	/* Out of space part way: the part on disk is what the write
+	 * reports (the failed blocks read from the disk again: ioend.c),
+	 * its end the size's, set first: the DSYNC step makes it durable. */
+	short_count = wtio_wbc_space_short(&wbc, err, off, ret);
+	if (short_count >= 0) {
+		ret = short_count;
+		err = 0;
+		wtio_inode_tail_end_short(file->inode, &wbc.undo, off + ret,
+					  false);
 	}
 	if (!err && ret > 0 && extending && (flags & WTIO_DSYNC)) {
 		err = wtio_dsync_finish(file->inode, off + ret, false);
@@ -184,7 +178,7 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	/* A failed write leaves the size where it was (see "Sizes and
 	 * errors on failure" in docs/DESIGN.md); one cut short and then
 	 * failed in its DSYNC step keeps the part it had (on disk). */
-	if (!cut_short)
+	if (short_count < 0)
 		wtio_inode_tail_end(file->inode, &wbc.undo, err || ret < 0,
 				    false);
 	/* An undo's cut our hold of the file lock kept from it. */

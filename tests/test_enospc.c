@@ -358,16 +358,11 @@ int main(void)
 		{ "DONTCACHE", WTIO_DONTCACHE },
 		{ "DSYNC", WTIO_DSYNC },
 	};
-	int ret, fd;
+	int fd;
 	size_t i;
 
 	t_watchdog(600, "enospc hung");
-	ret = xl_setup_shm("enospc", IMG_SIZE, "");
-	if (ret == XL_SKIP) {
-		printf("SKIP: %s\n", xl.why);
-		return T_EXIT_SKIP;
-	}
-	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
+	xl_setup_shm_or_exit("enospc", IMG_SIZE, "");
 	xl_path(filler, sizeof(filler), "filler");
 	xl_path(bpath, sizeof(bpath), "b.bin");
 	xl_path(cpath, sizeof(cpath), "c.bin");

@@ -169,15 +169,8 @@ static void run_mode(const char *name, unsigned int flags, bool queued)
 
 int main(void)
 {
-	int ret;
-
 	t_watchdog(300, "enospc appenders hung");
-	ret = xl_setup_shm("enospc-app", IMG_SIZE, "");
-	if (ret == XL_SKIP) {
-		printf("SKIP: %s\n", xl.why);
-		return T_EXIT_SKIP;
-	}
-	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
+	xl_setup_shm_or_exit("enospc-app", IMG_SIZE, "");
 	{
 		/* Most of the space taken at once, so that each mode
 		 * fills the rest in a moment. */

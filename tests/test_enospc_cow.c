@@ -284,12 +284,7 @@ int main(void)
 	int ret;
 
 	t_watchdog(600, "enospc_cow hung");
-	ret = xl_setup_shm("cow", IMG_SIZE, "-m reflink=1");
-	if (ret == XL_SKIP) {
-		printf("SKIP: %s\n", xl.why);
-		return T_EXIT_SKIP;
-	}
-	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
+	xl_setup_shm_or_exit("cow", IMG_SIZE, "-m reflink=1");
 	xl_path(filler, sizeof(filler), "filler");
 	xl_path(apath, sizeof(apath), "a.bin");
 	xl_path(bpath, sizeof(bpath), "b.bin");

@@ -518,15 +518,8 @@ static void case_past_others_eof(void)
 
 int main(void)
 {
-	int ret;
-
 	t_watchdog(300, "enospc_overwrite hung");
-	ret = xl_setup_shm("enospc-ow", IMG_SIZE, "");
-	if (ret == XL_SKIP) {
-		printf("SKIP: %s\n", xl.why);
-		return T_EXIT_SKIP;
-	}
-	CHECKF(ret == XL_OK, "XFS setup: %s", xl.why);
+	xl_setup_shm_or_exit("enospc-ow", IMG_SIZE, "");
 	case_written_through();
 	case_past_hole();
 	case_own_past_size();

@@ -294,6 +294,23 @@ static inline int xl_setup_shm(const char *tag, long long size,
 	return ret;
 }
 
+/* xl_setup_shm, or the end of the program: "SKIP: <why>" and exit 77
+ * where it cannot run here, "FAIL: ..." and exit 1 where it failed. */
+static inline void xl_setup_shm_or_exit(const char *tag, long long size,
+					const char *mkfs_opts)
+{
+	int ret = xl_setup_shm(tag, size, mkfs_opts);
+
+	if (ret == XL_OK)
+		return;
+	if (ret == XL_SKIP) {
+		printf("SKIP: %s\n", xl.why);
+		exit(XL_SKIP);
+	}
+	printf("FAIL: XFS setup: %s\n", xl.why);
+	exit(1);
+}
+
 /* Bytes an unprivileged writer may still allocate on the mounted image
  * (-1: statvfs failed). */
 static inline long long xl_avail(void)
