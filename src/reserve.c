@@ -54,6 +54,9 @@
  * lease breaks; a clone through the shim reopens the cache, which probes
  * again).
  *
+ * The extent map's side of this (FIEMAP: shared ranges, blocks the file
+ * has already) is in reserve_map.c.
+ *
  * A filesystem without fallocate (EOPNOTSUPP) turns this off for the
  * inode: writes are accepted as before and ENOSPC shows at write-back.
  * The range fields are under i_rwsem held exclusive, or shared together
@@ -62,14 +65,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
-#include <linux/fiemap.h>
 #include <linux/fs.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "reserve.h"
+#include "reserve_map.h"
 #include "ctx.h"
 #include "inode.h"
 #include "sys.h"
@@ -89,24 +89,6 @@
 #ifndef FALLOC_FL_UNSHARE_RANGE
 #define FALLOC_FL_UNSHARE_RANGE	0x40
 #endif
-
-/* Shared ranges not yet made private: sorted, disjoint, block-rounded. */
-struct wtio_resv_cow {
-	size_t n, cap;
-	struct resv_range {
-		int64_t start, end;
-	} *r;
-};
-
-/* Reservation granule: the filesystem block, at least our block. */
-static int64_t resv_unit(const struct wtio_inode *inode)
-{
-	uint32_t u = inode->geo.blksize;
-
-	if (u < inode->block_size || (u & (u - 1)))
-		u = inode->block_size;
-	return u;
-}
 
 static int resv_falloc_mode(struct wtio_inode *inode, int mode, int64_t off,
 			    int64_t len)
@@ -129,8 +111,6 @@ static bool resv_nospace(int err)
 	return err == -ENOSPC || err == -EDQUOT;
 }
 
-static void resv_cow_probe(struct wtio_inode *inode);
-
 /* First write: what the file already has allocated from offset 0. */
 static void resv_init(struct wtio_inode *inode)
 {
@@ -140,7 +120,7 @@ static void resv_init(struct wtio_inode *inode)
 	inode->resv_end = hole > 0 ? hole : 0;
 	inode->resv_max = inode->resv_end;
 	inode->resv_state = RESV_TRACK;
-	resv_cow_probe(inode);
+	wtio_resv_map_probe(inode);
 }
 
 void wtio_reserve_init_empty(struct wtio_inode *inode)
@@ -162,7 +142,7 @@ void wtio_reserve_init_empty(struct wtio_inode *inode)
 static int64_t resv_fit_mode(struct wtio_inode *inode, int mode, int64_t cur,
 			     int64_t end, int *err)
 {
-	int64_t u = resv_unit(inode);
+	int64_t u = wtio_resv_unit(inode);
 	int64_t step = end - cur;
 	int ret;
 
@@ -189,93 +169,6 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 	return resv_fit_mode(inode, FALLOC_FL_KEEP_SIZE, cur, end, err);
 }
 
-/* Room for the extents of one FIEMAP call. */
-union resv_fiemap_buf {
-	struct fiemap fm;
-	char buf[sizeof(struct fiemap) + 64 * sizeof(struct fiemap_extent)];
-};
-
-/* One FIEMAP call for [start, start + len): the extents mapped into
- * u->fm, 0 for none or where the filesystem has no FIEMAP. */
-static uint32_t resv_fiemap(struct wtio_inode *inode,
-			    union resv_fiemap_buf *u, uint64_t start,
-			    uint64_t len)
-{
-	for (;;) {
-		memset(&u->fm, 0, sizeof(u->fm));
-		u->fm.fm_start = start;
-		u->fm.fm_length = len;
-		u->fm.fm_extent_count = 64;
-		if (wtio_sys_ioctl(inode->fd, FS_IOC_FIEMAP, &u->fm) == 0)
-			return u->fm.fm_mapped_extents;
-		if (errno != EINTR)
-			return 0;
-	}
-}
-
-/*
- * Where the blocks from `from` on stop being allocated and private, up to
- * `to` (from itself when the first is not). fallocate() over blocks the
- * file already has can still fail with ENOSPC on a nearly full XFS (it
- * reserves for the worst case before it looks), where an O_DIRECT
- * overwrite of them needs nothing: so a reservation that found no room
- * asks the file's map before it fails the write. Unwritten extents are
- * allocated, delayed ones (another program's buffered data) reserved;
- * shared ones are not counted: their overwrite needs a copy. Past the
- * backing file's size XFS may take blocks back (speculative
- * preallocation, trimmed at any time and on ENOSPC) unless the file has
- * persistent preallocation (FS_XFLAG_PREALLOC, which our own fallocate
- * sets): then only delayed blocks go, and real ones there count.
- */
-static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
-				   int64_t to)
-{
-	union resv_fiemap_buf u;
-	struct fiemap *fm = &u.fm;
-	int64_t cur = from, unit = resv_unit(inode), eof;
-	struct fsxattr fa;
-	struct stat st;
-	uint32_t i, n;
-
-	/* Our size reaches the disk with the write-back, after the data:
-	 * what lies past the backing file's size now must stay until then. */
-	if (wtio_sys_fstat(inode->fd, &st) != 0)
-		return from;
-	eof = ((int64_t)st.st_size + unit - 1) & ~(unit - 1);
-	if (to > eof &&
-	    (wtio_sys_ioctl(inode->fd, FS_IOC_FSGETXATTR, &fa) != 0 ||
-	     !(fa.fsx_xflags & FS_XFLAG_PREALLOC)))
-		to = eof;
-	while (cur < to &&
-	       (n = resv_fiemap(inode, &u, (uint64_t)cur,
-				(uint64_t)(to - cur))) != 0) {
-		struct fiemap_extent *e;
-
-		for (i = 0; i < n; i++) {
-			int64_t e_end;
-
-			e = &fm->fm_extents[i];
-			if ((int64_t)e->fe_logical > cur ||
-			    (e->fe_flags & FIEMAP_EXTENT_SHARED))
-				return cur < to ? cur : to;
-			e_end = (int64_t)(e->fe_logical + e->fe_length);
-			/* Delayed blocks past the size are trimmed even
-			 * with persistent preallocation. */
-			if ((e->fe_flags & FIEMAP_EXTENT_DELALLOC) &&
-			    e_end > eof) {
-				if (eof > cur)
-					cur = eof;
-				return cur < to ? cur : to;
-			}
-			if (e_end > cur)
-				cur = e_end;
-		}
-		if (fm->fm_extents[n - 1].fe_flags & FIEMAP_EXTENT_LAST)
-			break;
-	}
-	return cur < to ? cur : to;
-}
-
 /*
  * Give back what we allocated past size, the end of file (no data lies
  * past it), and forget it. Needed even after the backing file was cut
@@ -286,7 +179,7 @@ static int64_t resv_allocated_from(struct wtio_inode *inode, int64_t from,
  */
 static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 {
-	int64_t u = resv_unit(inode);
+	int64_t u = wtio_resv_unit(inode);
 	int64_t from = (size + u - 1) & ~(u - 1);
 
 	if (inode->resv_state != RESV_TRACK)
@@ -328,158 +221,6 @@ static bool resv_trim_others(struct wtio_inode *self)
 	return any;
 }
 
-static void resv_cow_free(struct wtio_inode *inode)
-{
-	struct wtio_resv_cow *cow = inode->resv_cow;
-
-	if (!cow)
-		return;
-	free(cow->r);
-	free(cow);
-	inode->resv_cow = NULL;
-}
-
-/* Room for one more range in the map. */
-static bool resv_cow_room(struct wtio_resv_cow *cow)
-{
-	size_t cap = cow->cap ? cow->cap * 2 : 8;
-	struct resv_range *r;
-
-	if (cow->n < cow->cap)
-		return true;
-	r = realloc(cow->r, cap * sizeof(*r));
-	if (!r)
-		return false;
-	cow->r = r;
-	cow->cap = cap;
-	return true;
-}
-
-/* Note [start, end) as shared (FIEMAP reports in file order, so appending
- * and merging with the last range keeps the map sorted). Out of memory:
- * the range is forgotten, and its overwrite behaves as before. */
-static void resv_cow_add(struct wtio_inode *inode, int64_t start, int64_t end)
-{
-	struct wtio_resv_cow *cow = inode->resv_cow;
-	int64_t u = resv_unit(inode);
-
-	start &= ~(u - 1);
-	end = (end + u - 1) & ~(u - 1);
-	if (end <= start)
-		return;
-	if (!cow) {
-		cow = calloc(1, sizeof(*cow));
-		if (!cow)
-			return;
-		inode->resv_cow = cow;
-	}
-	if (cow->n && cow->r[cow->n - 1].end >= start) {
-		if (end > cow->r[cow->n - 1].end)
-			cow->r[cow->n - 1].end = end;
-		return;
-	}
-	if (!resv_cow_room(cow))
-		return;
-	cow->r[cow->n].start = start;
-	cow->r[cow->n].end = end;
-	cow->n++;
-}
-
-/* First write: which ranges of the file share their blocks with another
- * file (a reflink copy, or its source). One FIEMAP call per 64 extents;
- * a filesystem without FIEMAP, or without sharing, leaves no map.
- *
- * The same pass finds how far from resv_end the file's blocks go on
- * without a gap, up to its size: SEEK_HOLE takes preallocated
- * (unwritten) extents for holes, and without this a file fallocated in
- * full would pay one fallocate per random write. */
-static void resv_cow_probe(struct wtio_inode *inode)
-{
-	int64_t size = wtio_inode_size(inode), run = inode->resv_end;
-	bool gap = false;
-	union resv_fiemap_buf u;
-	struct fiemap *fm = &u.fm;
-	uint64_t start = 0;
-	uint32_t i;
-
-	for (;;) {
-		struct fiemap_extent *e;
-
-		if (!resv_fiemap(inode, &u, start, FIEMAP_MAX_OFFSET - start))
-			return;
-		for (i = 0; i < fm->fm_mapped_extents; i++) {
-			e = &fm->fm_extents[i];
-			if (e->fe_flags & FIEMAP_EXTENT_SHARED)
-				resv_cow_add(inode, (int64_t)e->fe_logical,
-					     (int64_t)(e->fe_logical +
-						       e->fe_length));
-			if ((int64_t)e->fe_logical > run)
-				gap = true;
-			else if (!gap && (int64_t)(e->fe_logical +
-						   e->fe_length) > run)
-				run = (int64_t)(e->fe_logical + e->fe_length);
-		}
-		/* Blocks past the size are not the file's to count on:
-		 * the last close gives back what lies there. */
-		if (run > size)
-			run = size;
-		if (run > inode->resv_end) {
-			inode->resv_end = run;
-			inode->resv_max = run;
-		}
-		e = &fm->fm_extents[fm->fm_mapped_extents - 1];
-		if ((e->fe_flags & FIEMAP_EXTENT_LAST) ||
-		    e->fe_logical + e->fe_length <= start)
-			return;
-		start = e->fe_logical + e->fe_length;
-	}
-}
-
-/* The first range of the map that ends past off. */
-static size_t resv_cow_find(const struct wtio_resv_cow *cow, int64_t off)
-{
-	size_t lo = 0, hi = cow->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (cow->r[mid].end <= off)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* [s, e), inside range i, is private now: out of the map. */
-static void resv_cow_remove(struct wtio_inode *inode, size_t i, int64_t s,
-			    int64_t e)
-{
-	struct wtio_resv_cow *cow = inode->resv_cow;
-	struct resv_range *r = &cow->r[i];
-
-	if (s <= r->start && e >= r->end) {
-		memmove(r, r + 1, (cow->n - i - 1) * sizeof(*r));
-		cow->n--;
-	} else if (s <= r->start) {
-		r->start = e;
-	} else if (e >= r->end) {
-		r->end = s;
-	} else if (resv_cow_room(cow)) {
-		/* A hole in the middle: split. */
-		r = &cow->r[i];
-		memmove(r + 2, r + 1, (cow->n - i - 1) * sizeof(*r));
-		r[1].start = e;
-		r[1].end = r->end;
-		r->end = s;
-		cow->n++;
-	}
-	/* else out of memory: the range stays, and is unshared again (a
-	 * no-op for the kernel) at its next write. */
-	if (!cow->n)
-		resv_cow_free(inode);
-}
-
 /*
  * Make the shared blocks under [a, b) private before the write is
  * accepted. Returns the end of the part from a that holds no shared block
@@ -488,18 +229,10 @@ static void resv_cow_remove(struct wtio_inode *inode, size_t i, int64_t s,
 static int64_t resv_unshare(struct wtio_inode *inode, int64_t a, int64_t b,
 			    int *err)
 {
-	int64_t cur = a;
+	int64_t cur = a, s, e, got;
 
 	*err = 0;
-	while (inode->resv_cow) {
-		struct wtio_resv_cow *cow = inode->resv_cow;
-		size_t i = resv_cow_find(cow, cur);
-		int64_t s, e, got;
-
-		if (i == cow->n || cow->r[i].start >= b)
-			break;
-		s = cow->r[i].start > cur ? cow->r[i].start : cur;
-		e = cow->r[i].end < b ? cow->r[i].end : b;
+	while (wtio_resv_shared_next(inode, cur, b, &s, &e)) {
 		got = resv_fit_mode(inode, FALLOC_FL_UNSHARE_RANGE, s, e, err);
 		if (got < e && resv_nospace(*err) && resv_trim_others(inode))
 			got = resv_fit_mode(inode, FALLOC_FL_UNSHARE_RANGE,
@@ -508,12 +241,12 @@ static int64_t resv_unshare(struct wtio_inode *inode, int64_t a, int64_t b,
 		    *err == -EINVAL) {
 			/* No unsharing here: as before, the overwrite's
 			 * space shows at write-back. */
-			resv_cow_free(inode);
+			wtio_resv_shared_free(inode);
 			*err = 0;
 			break;
 		}
 		if (got > s)
-			resv_cow_remove(inode, i, s, got);
+			wtio_resv_shared_done(inode, s, got);
 		if (got < e) {
 			if (resv_nospace(*err))
 				return got;
@@ -536,7 +269,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 		return (ssize_t)len;
 	if (inode->resv_state == RESV_UNKNOWN)
 		resv_init(inode);
-	u = resv_unit(inode);
+	u = wtio_resv_unit(inode);
 	a = off & ~(u - 1);
 	b = (off + (int64_t)len + u - 1) & ~(u - 1);
 	/* Shared blocks under the write get private copies first. */
@@ -595,7 +328,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	/* No room, where the blocks may already be the file's: those need
 	 * none. Past them, what is left is tried again. */
 	while (got < b && resv_nospace(err)) {
-		int64_t have = resv_allocated_from(inode, got, b);
+		int64_t have = wtio_resv_allocated_from(inode, got, b);
 
 		if (have <= got)
 			break;
@@ -638,29 +371,18 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size)
 {
-	struct wtio_resv_cow *cow = inode->resv_cow;
-	int64_t u = resv_unit(inode);
-	int64_t from = (size + u - 1) & ~(u - 1);
-
 	resv_punch_past(inode, size);
 	/* Nothing is shared past the new end any more. */
-	if (cow) {
-		while (cow->n && cow->r[cow->n - 1].start >= from)
-			cow->n--;
-		if (cow->n && cow->r[cow->n - 1].end > from)
-			cow->r[cow->n - 1].end = from;
-		if (!cow->n)
-			resv_cow_free(inode);
-	}
+	wtio_resv_shared_clamp(inode, size);
 }
 
 void wtio_reserve_release(struct wtio_inode *inode)
 {
 	resv_punch_past(inode, wtio_inode_size(inode));
-	resv_cow_free(inode);
+	wtio_resv_shared_free(inode);
 }
 
 void wtio_reserve_free(struct wtio_inode *inode)
 {
-	resv_cow_free(inode);
+	wtio_resv_shared_free(inode);
 }

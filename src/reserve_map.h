@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * reserve_map.h - the extent-map side of reserve.c (reserve_map.c): the
+ * file's shared ranges, and which of its blocks are allocated already.
+ */
+#ifndef WTIO_RESERVE_MAP_H
+#define WTIO_RESERVE_MAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "inode.h"
+
+/* Reservation granule: the filesystem block, at least our block. */
+static inline int64_t wtio_resv_unit(const struct wtio_inode *inode)
+{
+	uint32_t u = inode->geo.blksize;
+
+	if (u < inode->block_size || (u & (u - 1)))
+		u = inode->block_size;
+	return u;
+}
+
+/* First write: note the shared ranges, and extend resv_end over the
+ * blocks that follow it without a gap, up to the size. */
+void wtio_resv_map_probe(struct wtio_inode *inode);
+/* Where the blocks from `from` on stop being allocated and private, up
+ * to `to` (from itself when the first is not). */
+int64_t wtio_resv_allocated_from(struct wtio_inode *inode, int64_t from,
+				 int64_t to);
+/* The first shared range left in [cur, b), clipped to it, as [*s, *e). */
+bool wtio_resv_shared_next(const struct wtio_inode *inode, int64_t cur,
+			   int64_t b, int64_t *s, int64_t *e);
+/* [s, e), found by wtio_resv_shared_next, is private now. */
+void wtio_resv_shared_done(struct wtio_inode *inode, int64_t s, int64_t e);
+/* The file was cut at size: nothing is shared past it. */
+void wtio_resv_shared_clamp(struct wtio_inode *inode, int64_t size);
+/* Forget the shared ranges. */
+void wtio_resv_shared_free(struct wtio_inode *inode);
+
+#endif /* WTIO_RESERVE_MAP_H */
