@@ -54,6 +54,16 @@
  * lease breaks; a clone through the shim reopens the cache, which probes
  * again).
  *
+ * Write-through writes reserve too, though their I/O reports its own
+ * errors: the kernel fails a direct write that runs out of space part
+ * way whole although it wrote its first part (iomap returns the error),
+ * so an I/O that straddled the backing file's end or a hole left new
+ * bytes on disk past the count a write-through write returned. Reserved
+ * first, the write is cut to what fits before a byte is copied, as a
+ * write-back write is. A write inside one block needs nothing: one
+ * block is allocated whole or not at all, so appends of a block pay
+ * nothing.
+ *
  * The extent map's side of this (FIEMAP: shared ranges, blocks the file
  * has already) is in reserve_map.c.
  *
@@ -367,6 +377,23 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	/* Any other failure (EIO, EPERM...): the write goes on as it would
 	 * have without reservation, and its write-back reports. */
 	return (ssize_t)len;
+}
+
+ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
+			     size_t len, bool ahead, bool shared)
+{
+	int64_t u = wtio_resv_unit(inode);
+	ssize_t fit;
+
+	if ((off & ~(u - 1)) + u >= off + (int64_t)len)
+		return (ssize_t)len;
+	if (!shared)
+		return wtio_reserve_write(inode, off, len, ahead);
+	/* Inside i_size: no append, no chunk ahead. */
+	pthread_mutex_lock(&inode->extend_lock);
+	fit = wtio_reserve_write(inode, off, len, false);
+	pthread_mutex_unlock(&inode->extend_lock);
+	return fit;
 }
 
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * reserve.h - space for dirty data (reserve.c): a write-back write
- * allocates the blocks its dirty data will need before it is accepted,
+ * allocates the blocks its dirty data will need before it is accepted
+ * (a write-through write too, see wtio_reserve_through),
  * so that a full filesystem refuses the write (ENOSPC, or a short count)
  * instead of the write-back long after it.
  */
@@ -28,6 +29,14 @@ struct wtio_inode;
  */
 ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			   bool ahead);
+/*
+ * The same for a write-through write, whose I/O fails whole on a lack of
+ * space although part of it may land: a write inside one block returns
+ * len at once. shared: the caller holds i_rwsem shared (a write inside
+ * i_size), not exclusive.
+ */
+ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
+			     size_t len, bool ahead, bool shared);
 /* The backing file was empty when the inode was set up: start tracking
  * with what the first write would have found, without its SEEK_HOLE and
  * FIEMAP calls. */

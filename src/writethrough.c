@@ -30,6 +30,7 @@
 #include "write_iter.h"
 #include "ioend.h"
 #include "errseq.h"
+#include "reserve.h"
 #include "sys.h"
 
 /*
@@ -69,6 +70,7 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_ctx *ctx = inode->ctx;
 	struct wtio_iov_iter it;
 	struct wtio_write w;
+	ssize_t fit;
 	size_t len;
 	int ret;
 
@@ -93,6 +95,16 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	ret = wtio_write_lock(&w, flags & WTIO_NOSERIAL);
 	if (ret)
 		return ret;
+	/* Space first (reserve.c): the part that fits is all that is
+	 * copied, so a write cut short leaves nothing past its count. A
+	 * DSYNC append sets the exact size, which would free a chunk. */
+	fit = wtio_reserve_through(inode, off, len, !(flags & WTIO_DSYNC),
+				   w.shared);
+	if (fit < 0) {
+		wtio_write_unlock(&w);
+		return (int)fit;
+	}
+	w.len = (size_t)fit;
 	wtio_iter_init(&it, iov, iovcnt);
 	ret = wtio_write_iter(&w, &it);
 	*extending = w.extended;

@@ -14,7 +14,8 @@
  *    preallocation) are not counted: XFS takes them back on ENOSPC, and
  *    a write counted on them was lost (case_past_others_eof).
  *  - a write-through write that runs out of space part way returns the
- *    part on disk (a short count) and leaves the size there;
+ *    part on disk (a short count) and leaves the size there, and changes
+ *    nothing past it (past EOF, over a hole);
  *  - an untorn write refused with ENOSPC is not reported again by the
  *    next fsync;
  *  - a write-through write refused with ENOSPC, whose I/O also carried
@@ -189,9 +190,13 @@ static void case_written_through(void)
 	xl_path(path, sizeof(path), "through.bin");
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 	memset(buf, 'A', 256 << 10);
-	for (i = 0; i < 4; i++)
-		CHECK_EQ(wtio_pwrite(f, buf, 256 << 10, (off_t)i << 18,
-				     WTIO_WRITETHROUGH), 256 << 10);
+	/* A block at a time: a write-through write of one block reserves
+	 * nothing, so the reservation knows none of these blocks (a larger
+	 * one would reserve, and keep a chunk ahead of the file's end that
+	 * the first refusal on the full fs gives back). */
+	for (i = 0; i < 256; i++)
+		CHECK_EQ(wtio_pwrite(f, buf, 4096, (off_t)i << 12,
+				     WTIO_WRITETHROUGH), 4096);
 	CHECK_OK(wtio_fsync(f));
 	fill_completely(-1);
 	check_full(ctx, 0);
@@ -389,6 +394,82 @@ static void case_wt_cut_short(unsigned int wt_flags)
 	       wt_flags);
 }
 
+/* A write-through write on a full fs whose range needs new space part
+ * way, after bytes that need none: past the end of a file of 100000
+ * bytes (its I/O straddles the backing file's end), or over a hole
+ * between two runs of data. Whatever it returns, nothing past the count
+ * changed: the disk and the cache hold the old file with the count's
+ * bytes written, and the size is the old one or the count's end. The
+ * kernel fails a direct write that runs out of space part way whole
+ * although it wrote its first part: wtio returned -ENOSPC with 95000
+ * new bytes on disk here, and wrote past a hole it stopped at. */
+static void case_wt_nothing_past(unsigned int wt_flags, bool hole)
+{
+	const int64_t old_size = hole ? 3 << 20 : 100000;
+	const off_t off = hole ? 512 << 10 : 5000;
+	const size_t len = hole ? 2 << 20 : 6 << 20;
+	/* What needs no new space: the count covers it at least. */
+	const int64_t free_end = hole ? 1 << 20 : 100000;
+	int64_t size_exp;
+	uint8_t *buf = t_malloc(len), *img = t_malloc(8 << 20);
+	uint8_t *got = t_malloc(8 << 20);
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	char path[256];
+	ssize_t n;
+	int fd, ret;
+
+	xl_path(path, sizeof(path), "wt-past.bin");
+	memset(img, 0, 8 << 20);
+	memset(img, 'o', (size_t)old_size);
+	if (hole)
+		memset(img + (1 << 20), 0, 1 << 20);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	if (hole) {
+		CHECK_EQ(pwrite(fd, img, 1 << 20, 0), 1 << 20);
+		CHECK_EQ(pwrite(fd, img + (2 << 20), 1 << 20, 2 << 20),
+			 1 << 20);
+	} else {
+		CHECK_EQ(pwrite(fd, img, (size_t)old_size, 0), old_size);
+	}
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR);
+	fill_completely(-1);
+	check_full(ctx, 0);
+	memset(buf, 'n', len);
+	n = wtio_pwrite(f, buf, len, off, wt_flags);
+	CHECKF(n >= free_end - off,
+	       "flags %#x, %s: a write-through write of %zu at %lld on a full fs returned %zd (%s); the first %lld bytes need no new space",
+	       wt_flags, hole ? "over a hole" : "past EOF", len, (long long)off,
+	       n, n < 0 ? strerror((int)-n) : "count",
+	       (long long)(free_end - off));
+	memset(img + off, 'n', (size_t)n);
+	size_exp = off + n > old_size ? off + n : old_size;
+	CHECK_EQ(wtio_file_size(f), size_exp);
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "flags %#x: fsync after the write cut short: %d",
+	       wt_flags, ret);
+	CHECK_EQ(wtio_pread(f, got, 8 << 20, 0, 0), size_exp);
+	CHECKF(memcmp(got, img, (size_t)size_exp) == 0,
+	       "flags %#x, %s: the cache differs from the old file with the %zd bytes counted written",
+	       wt_flags, hole ? "over a hole" : "past EOF", n);
+	CHECK_EQ(t_disk_size(path), size_exp);
+	check_disk(path, 0, img, (size_t)size_exp,
+		   "the old file with the count's bytes written");
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unfill();
+	unlink(path);
+	free(buf);
+	free(img);
+	free(got);
+	printf("  flags %#x: a write-through write %s on a full fs: %zd bytes, nothing past them: ok\n",
+	       wt_flags, hole ? "over a hole" : "past EOF", n);
+}
+
 /* An untorn write refused for space (XFS writes one larger than a block
  * out of place, so even an overwrite needs new blocks) reports it and
  * changes nothing; the next fsync, which finds the write-back data of
@@ -529,6 +610,11 @@ int main(void)
 	case_wt_cut_short(WTIO_WRITETHROUGH);
 	case_wt_cut_short(WTIO_WRITETHROUGH | WTIO_DSYNC);
 	case_wt_cut_short(WTIO_WRITETHROUGH | WTIO_NOSERIAL);
+	for (int h = 0; h < 2; h++) {
+		case_wt_nothing_past(WTIO_WRITETHROUGH, h);
+		case_wt_nothing_past(WTIO_WRITETHROUGH | WTIO_DSYNC, h);
+		case_wt_nothing_past(WTIO_WRITETHROUGH | WTIO_NOSERIAL, h);
+	}
 	case_past_others_eof();
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
