@@ -380,15 +380,21 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 }
 
 ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
-			     size_t len, bool ahead, bool shared)
+			     size_t len, bool dsync, bool shared)
 {
-	int64_t u = wtio_resv_unit(inode);
+	int64_t u = wtio_resv_unit(inode), end = off + (int64_t)len;
 	ssize_t fit;
 
-	if ((off & ~(u - 1)) + u >= off + (int64_t)len)
+	if ((off & ~(u - 1)) + u >= end)
 		return (ssize_t)len;
+	/* A DSYNC direct write ending on a block boundary leaves the
+	 * backing file at its exact size, so nothing truncates the chunk
+	 * ahead away; one ending inside a block is followed by the
+	 * truncate that sets the exact size (writethrough.c), which
+	 * would free it. */
 	if (!shared)
-		return wtio_reserve_write(inode, off, len, ahead);
+		return wtio_reserve_write(inode, off, len,
+					  !dsync || !(end & (u - 1)));
 	/* Inside i_size: no append, no chunk ahead. */
 	pthread_mutex_lock(&inode->extend_lock);
 	fit = wtio_reserve_write(inode, off, len, false);

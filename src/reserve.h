@@ -32,11 +32,12 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 /*
  * The same for a write-through write, whose I/O fails whole on a lack of
  * space although part of it may land: a write inside one block returns
- * len at once. shared: the caller holds i_rwsem shared (a write inside
- * i_size), not exclusive.
+ * len at once. dsync: a WTIO_DSYNC write (a chunk ahead only when it
+ * ends on a block boundary). shared: the caller holds i_rwsem shared (a
+ * write inside i_size), not exclusive.
  */
 ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
-			     size_t len, bool ahead, bool shared);
+			     size_t len, bool dsync, bool shared);
 /* The backing file was empty when the inode was set up: start tracking
  * with what the first write would have found, without its SEEK_HOLE and
  * FIEMAP calls. */

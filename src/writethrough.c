@@ -96,9 +96,8 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	if (ret)
 		return ret;
 	/* Space first (reserve.c): the part that fits is all that is
-	 * copied, so a write cut short leaves nothing past its count. A
-	 * DSYNC append sets the exact size, which would free a chunk. */
-	fit = wtio_reserve_through(inode, off, len, !(flags & WTIO_DSYNC),
+	 * copied, so a write cut short leaves nothing past its count. */
+	fit = wtio_reserve_through(inode, off, len, flags & WTIO_DSYNC,
 				   w.shared);
 	if (fit < 0) {
 		wtio_write_unlock(&w);
