@@ -60,9 +60,9 @@
  * so an I/O that straddled the backing file's end or a hole left new
  * bytes on disk past the count a write-through write returned. Reserved
  * first, the write is cut to what fits before a byte is copied, as a
- * write-back write is. A write inside one block needs nothing: one
- * block is allocated whole or not at all, so appends of a block pay
- * nothing.
+ * write-back write is. A write inside one filesystem block needs
+ * nothing when our block is no larger (its one I/O covers that block,
+ * allocated whole or not at all), so appends of a block pay nothing.
  *
  * The extent map's side of this (FIEMAP: shared ranges, blocks the file
  * has already) is in reserve_map.c.
@@ -206,6 +206,18 @@ static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 		inode->resv_start = inode->resv_end;
 }
 
+/* A write from a, past the end of the chunk reserved ahead of appends,
+ * leaves a hole over it: give the chunk back, as the kernel leaves no
+ * blocks there (dd conv=sparse, a seek past the end). */
+static void resv_leave_chunk(struct wtio_inode *inode, int64_t a)
+{
+	int64_t isize = wtio_inode_size(inode);
+
+	if (a >= inode->resv_max && isize < inode->resv_max &&
+	    inode->resv_state == RESV_TRACK)
+		resv_punch_past(inode, isize);
+}
+
 /* Out of space: take back the chunks ahead other files of the context
  * hold past their EOF. Only files nobody is writing now (a trylock: we
  * hold our own file lock). Returns whether any was looked at. */
@@ -296,12 +308,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 		return (ssize_t)len;
 
 	isize = wtio_inode_size(inode);
-	/* A write past the end of the chunk reserved ahead of appends
-	 * leaves a hole over it: give the chunk back, as the kernel leaves
-	 * no blocks there (dd conv=sparse, a seek past the end). */
-	if (a >= inode->resv_max && isize < inode->resv_max &&
-	    inode->resv_state == RESV_TRACK)
-		resv_punch_past(inode, isize);
+	resv_leave_chunk(inode, a);
 	/* Extend the known range when the write starts inside it (an
 	 * append), else allocate just this write. */
 	cur = (a >= inode->resv_start && a <= inode->resv_end) ?
@@ -368,7 +375,12 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	if (got >= b)
 		return (ssize_t)len;
 	if (resv_nospace(err) || err == -EFBIG) {
-		/* Short: what fits from off, if anything. */
+		/* Short: what fits from off, if anything, in whole blocks of
+		 * ours. got ends on a filesystem block (the file's map, or
+		 * SEEK_HOLE), which can lie inside one of ours when ours is
+		 * larger; our I/O writes that block whole and needs all of
+		 * it. */
+		got &= ~(u - 1);
 		if (got > off)
 			return (ssize_t)(got - off < (int64_t)len ?
 					 got - off : (int64_t)len);
@@ -385,8 +397,14 @@ ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
 	int64_t u = wtio_resv_unit(inode), end = off + (int64_t)len;
 	ssize_t fit;
 
-	if ((off & ~(u - 1)) + u >= end)
+	/* One filesystem block, written by one I/O of one block of ours
+	 * at most: allocated whole or not at all. (A block of ours larger
+	 * than the filesystem's spans several, which can land in part.) */
+	if (u == inode->geo.blksize && (off & ~(u - 1)) + u >= end) {
+		if (!shared && inode->resv_state == RESV_TRACK)
+			resv_leave_chunk(inode, off & ~(u - 1));
 		return (ssize_t)len;
+	}
 	/* A DSYNC direct write ending on a block boundary leaves the
 	 * backing file at its exact size, so nothing truncates the chunk
 	 * ahead away; one ending inside a block is followed by the

@@ -69,7 +69,7 @@ int64_t wtio_resv_allocated_from(struct wtio_inode *inode, int64_t from,
 {
 	union resv_fiemap_buf u;
 	struct fiemap *fm = &u.fm;
-	int64_t cur = from, unit = wtio_resv_unit(inode), eof;
+	int64_t cur = from, fsb = inode->geo.blksize, eof;
 	struct fsxattr fa;
 	struct stat st;
 	uint32_t i, n;
@@ -78,7 +78,11 @@ int64_t wtio_resv_allocated_from(struct wtio_inode *inode, int64_t from,
 	 * what lies past the backing file's size now must stay until then. */
 	if (wtio_sys_fstat(inode->fd, &st) != 0)
 		return from;
-	eof = ((int64_t)st.st_size + unit - 1) & ~(unit - 1);
+	/* The filesystem block holding the last byte is the file's; what
+	 * follows it, up to the end of a larger block of ours, is not. */
+	if (fsb <= 0 || (fsb & (fsb - 1)))
+		fsb = 1;
+	eof = ((int64_t)st.st_size + fsb - 1) & ~(fsb - 1);
 	if (to > eof &&
 	    (wtio_sys_ioctl(inode->fd, FS_IOC_FSGETXATTR, &fa) != 0 ||
 	     !(fa.fsx_xflags & FS_XFLAG_PREALLOC)))

@@ -394,68 +394,98 @@ static void case_wt_cut_short(unsigned int wt_flags)
 	       wt_flags);
 }
 
-/* A write-through write on a full fs whose range needs new space part
- * way, after bytes that need none: past the end of a file of 100000
- * bytes (its I/O straddles the backing file's end), or over a hole
- * between two runs of data. Whatever it returns, nothing past the count
- * changed: the disk and the cache hold the old file with the count's
- * bytes written, and the size is the old one or the count's end. The
- * kernel fails a direct write that runs out of space part way whole
- * although it wrote its first part: wtio returned -ENOSPC with 95000
- * new bytes on disk here, and wrote past a hole it stopped at. */
-static void case_wt_nothing_past(unsigned int wt_flags, bool hole)
+/* Writes on a full fs whose range needs new space part way, after bytes
+ * that need none. Whatever one returns, nothing past the count changed:
+ * the disk and the cache hold the old file with the count's bytes
+ * written, the size is the old one or the count's end, and fsync
+ * returns 0. */
+struct past_case {
+	const char *name;
+	uint32_t folio;		/* 512 KiB: blocks of ours of 8 KiB */
+	int64_t old_size;
+	int64_t hole, hole_end;	/* a hole the kernel left, or none */
+	off_t off;
+	size_t len;
+	int64_t min_end;	/* the count reaches it at least (0: a
+				 * refusal is right too) */
+};
+
+static const struct past_case past_cases[] = {
+	/* The write-through I/O straddles the backing file's end: the
+	 * kernel fails it whole although it wrote its first part (wtio
+	 * returned -ENOSPC with 95000 new bytes on disk). */
+	{ "past EOF", 4096, 100000, 0, 0, 5000, 6 << 20, 100000 },
+	/* Over a hole between two runs of data: the I/Os past the hole
+	 * were written although the count stops at it. */
+	{ "over a hole", 4096, 3 << 20, 1 << 20, 2 << 20, 512 << 10, 2 << 20,
+	  1 << 20 },
+	/* One block of ours (8 KiB) over an allocated 4 KiB and a hole:
+	 * a "one-block" write that is two of the filesystem's (was
+	 * -ENOSPC with the first 4 KiB new on disk). */
+	{ "one big block over a hole", 512 << 10, 8192, 4096, 8192, 0, 8192,
+	  0 },
+	/* The file's blocks end inside one of ours (295000 bytes: 4 KiB
+	 * blocks to 299008, ours 8 KiB): the count stops at our block
+	 * before (was cut at 299008; write-through: -ENOSPC with the part
+	 * new on disk; write-back: that block's write-back failed, fsync
+	 * ENOSPC, acknowledged bytes lost). */
+	{ "allocation ending inside a big block", 512 << 10, 295000, 0, 0,
+	  290364, 79473, 294912 },
+};
+
+static void case_nothing_past(unsigned int flags, const struct past_case *c)
 {
-	const int64_t old_size = hole ? 3 << 20 : 100000;
-	const off_t off = hole ? 512 << 10 : 5000;
-	const size_t len = hole ? 2 << 20 : 6 << 20;
-	/* What needs no new space: the count covers it at least. */
-	const int64_t free_end = hole ? 1 << 20 : 100000;
+	const size_t img_len = 8 << 20;
 	int64_t size_exp;
-	uint8_t *buf = t_malloc(len), *img = t_malloc(8 << 20);
-	uint8_t *got = t_malloc(8 << 20);
+	uint8_t *buf = t_malloc(c->len), *img = t_zalloc(img_len);
+	uint8_t *got = t_malloc(img_len);
 	struct wtio_ctx *ctx;
 	struct wtio_file *f;
 	char path[256];
 	ssize_t n;
 	int fd, ret;
 
-	xl_path(path, sizeof(path), "wt-past.bin");
-	memset(img, 0, 8 << 20);
-	memset(img, 'o', (size_t)old_size);
-	if (hole)
-		memset(img + (1 << 20), 0, 1 << 20);
+	xl_path(path, sizeof(path), "past.bin");
+	memset(img, 'o', (size_t)c->old_size);
+	if (c->hole_end > c->hole)
+		memset(img + c->hole, 0, (size_t)(c->hole_end - c->hole));
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	CHECK(fd >= 0);
-	if (hole) {
-		CHECK_EQ(pwrite(fd, img, 1 << 20, 0), 1 << 20);
-		CHECK_EQ(pwrite(fd, img + (2 << 20), 1 << 20, 2 << 20),
-			 1 << 20);
+	if (c->hole_end > c->hole) {
+		CHECK_EQ(pwrite(fd, img, (size_t)c->hole, 0), c->hole);
+		if (c->old_size > c->hole_end)
+			CHECK_EQ(pwrite(fd, img + c->hole_end,
+					(size_t)(c->old_size - c->hole_end),
+					c->hole_end), c->old_size - c->hole_end);
+		CHECK(ftruncate(fd, c->old_size) == 0);
 	} else {
-		CHECK_EQ(pwrite(fd, img, (size_t)old_size, 0), old_size);
+		CHECK_EQ(pwrite(fd, img, (size_t)c->old_size, 0), c->old_size);
 	}
 	CHECK(fsync(fd) == 0);
 	close(fd);
-	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
+	ctx = t_ctx(c->folio, (64 << 20) / c->folio, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
 	fill_completely(-1);
 	check_full(ctx, 0);
-	memset(buf, 'n', len);
-	n = wtio_pwrite(f, buf, len, off, wt_flags);
-	CHECKF(n >= free_end - off,
-	       "flags %#x, %s: a write-through write of %zu at %lld on a full fs returned %zd (%s); the first %lld bytes need no new space",
-	       wt_flags, hole ? "over a hole" : "past EOF", len, (long long)off,
-	       n, n < 0 ? strerror((int)-n) : "count",
-	       (long long)(free_end - off));
-	memset(img + off, 'n', (size_t)n);
-	size_exp = off + n > old_size ? off + n : old_size;
+	memset(buf, 'n', c->len);
+	n = wtio_pwrite(f, buf, c->len, c->off, flags);
+	CHECKF(c->min_end ? n >= c->min_end - c->off : n >= 0 || n == -ENOSPC,
+	       "flags %#x, %s: a write of %zu at %lld on a full fs returned %zd (%s); the first %lld bytes need no new space",
+	       flags, c->name, c->len, (long long)c->off, n,
+	       n < 0 ? strerror((int)-n) : "count",
+	       (long long)(c->min_end - c->off));
+	if (n > 0)
+		memset(img + c->off, 'n', (size_t)n);
+	size_exp = n > 0 && c->off + n > c->old_size ? c->off + n :
+						       c->old_size;
 	CHECK_EQ(wtio_file_size(f), size_exp);
 	ret = wtio_fsync(f);
-	CHECKF(ret == 0, "flags %#x: fsync after the write cut short: %d",
-	       wt_flags, ret);
-	CHECK_EQ(wtio_pread(f, got, 8 << 20, 0, 0), size_exp);
+	CHECKF(ret == 0, "flags %#x, %s: fsync after a write of %zd: %d (%s)",
+	       flags, c->name, n, ret, strerror(-ret));
+	CHECK_EQ(wtio_pread(f, got, img_len, 0, 0), size_exp);
 	CHECKF(memcmp(got, img, (size_t)size_exp) == 0,
 	       "flags %#x, %s: the cache differs from the old file with the %zd bytes counted written",
-	       wt_flags, hole ? "over a hole" : "past EOF", n);
+	       flags, c->name, n);
 	CHECK_EQ(t_disk_size(path), size_exp);
 	check_disk(path, 0, img, (size_t)size_exp,
 		   "the old file with the count's bytes written");
@@ -466,8 +496,8 @@ static void case_wt_nothing_past(unsigned int wt_flags, bool hole)
 	free(buf);
 	free(img);
 	free(got);
-	printf("  flags %#x: a write-through write %s on a full fs: %zd bytes, nothing past them: ok\n",
-	       wt_flags, hole ? "over a hole" : "past EOF", n);
+	printf("  flags %#x: a write %s on a full fs: %zd, nothing past it: ok\n",
+	       flags, c->name, n);
 }
 
 /* An untorn write refused for space (XFS writes one larger than a block
@@ -610,10 +640,14 @@ int main(void)
 	case_wt_cut_short(WTIO_WRITETHROUGH);
 	case_wt_cut_short(WTIO_WRITETHROUGH | WTIO_DSYNC);
 	case_wt_cut_short(WTIO_WRITETHROUGH | WTIO_NOSERIAL);
-	for (int h = 0; h < 2; h++) {
-		case_wt_nothing_past(WTIO_WRITETHROUGH, h);
-		case_wt_nothing_past(WTIO_WRITETHROUGH | WTIO_DSYNC, h);
-		case_wt_nothing_past(WTIO_WRITETHROUGH | WTIO_NOSERIAL, h);
+	for (size_t c = 0; c < sizeof(past_cases) / sizeof(past_cases[0]);
+	     c++) {
+		case_nothing_past(0, &past_cases[c]);
+		case_nothing_past(WTIO_WRITETHROUGH, &past_cases[c]);
+		case_nothing_past(WTIO_WRITETHROUGH | WTIO_DSYNC,
+				  &past_cases[c]);
+		case_nothing_past(WTIO_WRITETHROUGH | WTIO_NOSERIAL,
+				  &past_cases[c]);
 	}
 	case_past_others_eof();
 	xl_cleanup();
