@@ -328,6 +328,7 @@ static int geo_fstat(int fd, struct wtio_file_stat *st)
 	st->dev = kst.st_dev;
 	st->ino = kst.st_ino;
 	st->size = kst.st_size;
+	st->blocks = (uint64_t)kst.st_blocks;
 	return 0;
 }
 
@@ -351,6 +352,7 @@ int wtio_geometry_stat(int fd, struct wtio_file_stat *st)
 		stx.stx_mode = (uint16_t)kst.st_mode;
 		stx.stx_ino = kst.st_ino;
 		stx.stx_size = (uint64_t)kst.st_size;
+		stx.stx_blocks = (uint64_t)kst.st_blocks;
 		if (kst.st_blksize > 0)
 			stx.stx_blksize = (uint32_t)kst.st_blksize;
 		stx.stx_dev_major = major(kst.st_dev);
@@ -365,6 +367,7 @@ int wtio_geometry_stat(int fd, struct wtio_file_stat *st)
 	st->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
 	st->ino = stx.stx_ino;
 	st->size = (int64_t)stx.stx_size;
+	st->blocks = stx.stx_blocks;
 	/* A filesystem may leave basic fields out of statx: fstat has them. */
 	if ((stx.stx_mask & WTIO_STATX_IDENTITY) != WTIO_STATX_IDENTITY) {
 		ret = geo_fstat(fd, st);

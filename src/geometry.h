@@ -35,6 +35,7 @@ struct wtio_file_stat {
 	dev_t dev;
 	ino_t ino;
 	int64_t size;
+	uint64_t blocks;		/* 512-byte units allocated */
 	uint32_t mask;			/* statx's result mask */
 	uint32_t blksize;
 	uint32_t dio_mem_align, dio_offset_align;

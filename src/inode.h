@@ -77,6 +77,9 @@ struct wtio_inode {
 	 * resv_state 0 not looked yet, 1 tracked, -1 no fallocate here.
 	 * Under i_rwsem exclusive, or shared with extend_lock. */
 	int64_t resv_start, resv_end, resv_max;
+	/* Past EOF, what the file had allocated when wtio first wrote it
+	 * (another program's fallocate KEEP_SIZE): never given back. */
+	int64_t resv_theirs;
 	int resv_state;
 	/* Shared (reflinked) ranges not yet made private, NULL: none. */
 	struct wtio_resv_cow *resv_cow;

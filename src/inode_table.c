@@ -125,7 +125,8 @@ static struct wtio_inode *inode_new(struct wtio_ctx *ctx, int fd,
 		errno = EFBIG;
 		return NULL;
 	}
-	if (st->size == 0)
+	/* Empty and without blocks: no preallocation past EOF either. */
+	if (st->size == 0 && st->blocks == 0)
 		wtio_reserve_init_empty(inode);
 	wtio_inode_rwsem_init(inode);
 	pthread_mutex_init(&inode->i_pages_lock, NULL);

@@ -192,6 +192,11 @@ static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 	int64_t u = wtio_resv_unit(inode);
 	int64_t from = (size + u - 1) & ~(u - 1);
 
+	/* Not another program's preallocation: kept, as the kernel keeps
+	 * it. (A truncate that cut the file frees it; a chunk of ours
+	 * reserved there later then stays, as much as was there before.) */
+	if (from < inode->resv_theirs)
+		from = inode->resv_theirs;
 	if (inode->resv_state != RESV_TRACK)
 		return;
 	if (inode->resv_max > from)

@@ -178,7 +178,11 @@ static void resv_cow_add(struct wtio_inode *inode, int64_t start, int64_t end)
  * file (a reflink copy, or its source). One FIEMAP call per 64 extents;
  * a filesystem without FIEMAP, or without sharing, leaves no map.
  *
- * The same pass finds how far from resv_end the file's blocks go on
+ * The same pass notes where the file's real blocks end (resv_theirs):
+ * what lies past its size is another program's preallocation, which
+ * wtio's giving back past EOF leaves alone.
+ *
+ * It also finds how far from resv_end the file's blocks go on
  * without a gap, up to its size: SEEK_HOLE takes preallocated
  * (unwritten) extents for holes, and without this a file fallocated in
  * full would pay one fallocate per random write. */
@@ -198,6 +202,13 @@ void wtio_resv_map_probe(struct wtio_inode *inode)
 			return;
 		for (i = 0; i < fm->fm_mapped_extents; i++) {
 			e = &fm->fm_extents[i];
+			/* Real blocks past the size: another program's
+			 * preallocation, which the kernel keeps. */
+			if (!(e->fe_flags & FIEMAP_EXTENT_DELALLOC) &&
+			    (int64_t)(e->fe_logical + e->fe_length) >
+			    inode->resv_theirs)
+				inode->resv_theirs = (int64_t)(e->fe_logical +
+							       e->fe_length);
 			if (e->fe_flags & FIEMAP_EXTENT_SHARED)
 				resv_cow_add(inode, (int64_t)e->fe_logical,
 					     (int64_t)(e->fe_logical +

@@ -346,6 +346,44 @@ static void check_holes_unallocated(uint32_t fs, unsigned int flags)
 	       fs, flags, (long long)alloc, (long long)data);
 }
 
+/* Another program's preallocation past EOF (fallocate KEEP_SIZE, a
+ * space guarantee) stays after wtio appended into it and closed, as the
+ * kernel keeps it: the chunk reserved ahead covered it, and the last
+ * close's giving back past EOF used to punch it out (8 MiB preallocated,
+ * 7.25 MiB left). */
+static void check_theirs_kept(unsigned int flags)
+{
+	const int64_t prealloc = 8 << 20;
+	char path[256];
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	uint8_t buf[65536];
+	int64_t alloc;
+	int fd, i;
+
+	xl_path(path, sizeof(path), "theirs.bin");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, prealloc) == 0);
+	close(fd);
+	ctx = t_ctx(4096, (64u << 20) / 4096, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR);
+	memset(buf, 'p', sizeof(buf));
+	for (i = 0; i < 20; i++)
+		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), (off_t)i << 16, flags),
+			 (long long)sizeof(buf));
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	alloc = disk_blocks_bytes(path);
+	CHECKF(alloc >= prealloc,
+	       "flags %#x: %lld bytes allocated after wtio's appends and close; another program had preallocated %lld",
+	       flags, (long long)alloc, (long long)prealloc);
+	CHECK_EQ(t_disk_size(path), 20 << 16);
+	unlink(path);
+	printf("  flags %#x: another program's preallocation past EOF kept after appends and close (%lld bytes): ok\n",
+	       flags, (long long)alloc);
+}
+
 int main(void)
 {
 	static const struct {
@@ -385,6 +423,9 @@ int main(void)
 	check_holes_unallocated(65536, 0);
 	check_holes_unallocated(4096, WTIO_WRITETHROUGH);
 	check_holes_unallocated(65536, WTIO_WRITETHROUGH);
+	check_theirs_kept(0);
+	check_theirs_kept(WTIO_WRITETHROUGH);
+	check_theirs_kept(WTIO_WRITETHROUGH | WTIO_DSYNC);
 	free(bdata);
 	xl_cleanup();
 	printf("enospc: PASS\n");
