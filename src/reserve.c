@@ -406,7 +406,7 @@ ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
 	 * at most: allocated whole or not at all. (A block of ours larger
 	 * than the filesystem's spans several, which can land in part.) */
 	if (u == inode->geo.blksize && (off & ~(u - 1)) + u >= end) {
-		if (!shared && inode->resv_state == RESV_TRACK)
+		if (!shared)
 			resv_leave_chunk(inode, off & ~(u - 1));
 		return (ssize_t)len;
 	}
