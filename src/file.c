@@ -150,23 +150,12 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 /*
  * The block holding an unaligned new end, while dirty, is written back
  * whole later, by a flusher after the size is set: the backing file would
- * grow past it again (a block tail of zeros) until fsync or close. Write
- * it now and wait for any writeback in flight on it (a flusher's, started
- * before the cut), so that the backing file keeps the size once truncate
- * returns, until a write dirties that block. An I/O error leaves the
- * block dirty and failed, as any writeback's: fsync retries it, reports
- * the error and fixes the size. File lock held exclusive.
+ * grow past it again (a block tail of zeros) until fsync or close. So it
+ * is written now (wtio_inode_settle_end_block), and the backing file
+ * keeps the size once truncate returns; an I/O error leaves the block
+ * dirty and failed: fsync retries it, reports the error and fixes the
+ * size.
  */
-static void settle_end_block(struct wtio_inode *inode, int64_t size)
-{
-	int64_t start = size & ~(int64_t)(inode->block_size - 1);
-
-	if (start == size)
-		return;
-	wtio_writeback_range(inode, start, size, WB_SYNC, 0, 0);
-	wtio_wait_writeback_range(inode, start, size);
-}
-
 int wtio_file_truncate(struct wtio_file *file, off_t length)
 {
 	struct wtio_inode *inode = file->inode;
@@ -197,14 +186,22 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 		wtio_rwsem_unlock(inode);
 		return ret;
 	}
-	if (size < wtio_inode_size(inode))
+	if (size < wtio_inode_size(inode)) {
 		wtio_inode_cut_cache(inode, size);
-	else if (size > wtio_inode_size(inode))
+	} else if (size > wtio_inode_size(inode)) {
 		/* The chunk reserved ahead of appends would lie inside the
 		 * file, allocated for zeros the kernel's truncate leaves as
 		 * a hole (dd conv=sparse ends so): give it back. */
 		wtio_reserve_clamp(inode, wtio_inode_size(inode));
-	settle_end_block(inode, size);
+		/* The block holding the old end has space only to the end's
+		 * filesystem block, where its I/O stops while it holds the
+		 * end (ioend.c): written now, it leaves a hole past that,
+		 * as the kernel's truncate does. */
+		if (inode->tail_unit < inode->block_size)
+			wtio_inode_settle_end_block(inode,
+						    wtio_inode_size(inode));
+	}
+	wtio_inode_settle_end_block(inode, size);
 	atomic_store(&inode->size_ahead, 0);
 	ret = wtio_inode_set_disk_size(inode, size, true);
 	/* The cache is authoritative even if the backing file refused: the

@@ -71,6 +71,11 @@ struct wtio_inode {
 	uint32_t block_size;
 	uint32_t block_shift;
 	uint32_t blocks_per_folio;
+	/* The filesystem's block as far as direct I/O may go (at most
+	 * block_size): the block holding the file's end is written only up
+	 * to the end's tail_unit, so the end needs no more space than the
+	 * kernel's (ioend.c, reserve.c). */
+	uint32_t tail_unit;
 
 	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
 	 * to be allocated on disk, nothing we allocated lies past resv_max;

@@ -44,6 +44,7 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode,
 	 * allows: a sub-block direct write is slow (XFS serialises it). */
 	if (round_down_pow2(inode->geo.blksize) > bs)
 		bs = round_down_pow2(inode->geo.blksize);
+	inode->tail_unit = bs;
 	if (bs > ctx->folio_size)
 		bs = ctx->folio_size;
 	if (bs < ctx->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO)
@@ -51,6 +52,8 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode,
 	if (bs < inode->geo.dio_offset_align || bs < inode->geo.dio_mem_align)
 		return -EOPNOTSUPP;	/* folio smaller than a DIO block */
 	inode->block_size = bs;
+	if (inode->tail_unit > bs)
+		inode->tail_unit = bs;
 	inode->block_shift = (uint32_t)__builtin_ctz(bs);
 	inode->blocks_per_folio = ctx->folio_size / bs;
 	if (ctx->cfg.stripe_unit) {

@@ -513,6 +513,26 @@ static void ioend_add_vec(struct wtio_ioend *io, char *buf, uint32_t len,
 }
 
 /*
+ * Where the I/O of the block holding the file's end stops: the end
+ * rounded up to the filesystem's block (tail_unit), not to ours. Past it
+ * the cache holds zeros, and the disk reads zeros (a hole, or past the
+ * backing file's end): a whole block of ours there would allocate blocks
+ * the kernel's write-back leaves alone, which a full filesystem refuses,
+ * where the write that dirtied the block needed none. Whenever the size
+ * moves past that point, the rest of the block is reserved or the block
+ * written back first (wtio_inode_settle_tail), so a later write-back of
+ * it whole finds its space. INT64_MAX: our block is the filesystem's.
+ */
+static int64_t ioend_tail_end(struct wtio_inode *inode)
+{
+	int64_t t = inode->tail_unit;
+
+	if (t >= (int64_t)inode->block_size)
+		return INT64_MAX;
+	return (wtio_inode_size(inode) + t - 1) & ~(t - 1);
+}
+
+/*
  * Add the dirty blocks of a folio now under writeback to the current
  * ioend, starting new ones where the range is not contiguous or full.
  */
@@ -526,6 +546,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 	uint32_t bs = inode->block_size;
 	uint64_t sw = wtio_stripe_width(&inode->geo, bs);
 	uint64_t cap = wtio_stripe_io_cap(sw, ctx->cfg.max_io_size);
+	int64_t eof_io_end = ioend_tail_end(inode);
 
 	/* One pending count for the whole add, so no ioend completing in
 	 * between can end the writeback early. */
@@ -553,6 +574,11 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		run = (n >= 64 ? ~0ull : ((1ull << n) - 1)) << first;
 		len = n * bs;
 		blocks &= ~run;
+		/* The block holding the end stops at the end's tail_unit
+		 * (read after the blocks were taken: the size covers all
+		 * their data). Nothing follows on from a cut run. */
+		if (off < eof_io_end && off + len > eof_io_end)
+			len = (uint32_t)(eof_io_end - off);
 		if (io && contiguous && io->io_nr_segs == WTIO_IO_MAX_IOVECS) {
 			/* Full inside a stripe: the part after its last
 			 * boundary goes on in an ioend of its own. */

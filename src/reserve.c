@@ -179,6 +179,44 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 	return resv_fit_mode(inode, FALLOC_FL_KEEP_SIZE, cur, end, err);
 }
 
+/* Short of b for want of room, where the blocks may already be the
+ * file's: those need none. Past them, what is left is tried again. */
+static int64_t resv_fit_have(struct wtio_inode *inode, int64_t got,
+			     int64_t b, int *err)
+{
+	while (got < b && resv_nospace(*err)) {
+		int64_t have = wtio_resv_allocated_from(inode, got, b);
+
+		if (have <= got)
+			break;
+		got = have;
+		*err = 0;
+		if (got < b)
+			got = resv_fit(inode, got, b, err);
+	}
+	return got;
+}
+
+/*
+ * Where the space a write needs ends: its end rounded up to our block,
+ * but in the block that will hold the file's end only to the end's
+ * tail_unit, where that block's I/O stops (ioend.c): an overwrite of a
+ * small file's last bytes needs no more space than the kernel's.
+ */
+static int64_t resv_need_end(struct wtio_inode *inode, int64_t end,
+			     int64_t u)
+{
+	int64_t t = inode->tail_unit, size = wtio_inode_size(inode);
+	int64_t b = (end + u - 1) & ~(u - 1), tb;
+
+	if (t >= (int64_t)inode->block_size)
+		return b;
+	if (end > size)
+		size = end;
+	tb = (size + t - 1) & ~(t - 1);
+	return tb < b ? tb : b;
+}
+
 /*
  * Give back what we allocated past size, the end of file (no data lies
  * past it), and forget it. Needed even after the backing file was cut
@@ -298,7 +336,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 		resv_init(inode);
 	u = wtio_resv_unit(inode);
 	a = off & ~(u - 1);
-	b = (off + (int64_t)len + u - 1) & ~(u - 1);
+	b = resv_need_end(inode, off + (int64_t)len, u);
 	/* Shared blocks under the write get private copies first. */
 	if (inode->resv_cow) {
 		got = resv_unshare(inode, a, b, &err);
@@ -347,18 +385,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 		if (got < b && resv_nospace(err) && resv_trim_others(inode))
 			got = resv_fit(inode, got, b, &err);
 	}
-	/* No room, where the blocks may already be the file's: those need
-	 * none. Past them, what is left is tried again. */
-	while (got < b && resv_nospace(err)) {
-		int64_t have = wtio_resv_allocated_from(inode, got, b);
-
-		if (have <= got)
-			break;
-		got = have;
-		err = 0;
-		if (got < b)
-			got = resv_fit(inode, got, b, &err);
-	}
+	got = resv_fit_have(inode, got, b, &err);
 
 	/* Remember what is known allocated now: [cur, got). */
 	if (got > inode->resv_max)
@@ -384,8 +411,14 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 		 * ours. got ends on a filesystem block (the file's map, or
 		 * SEEK_HOLE), which can lie inside one of ours when ours is
 		 * larger; our I/O writes that block whole and needs all of
-		 * it. */
-		got &= ~(u - 1);
+		 * it, unless the count's end becomes the file's: then the
+		 * block's I/O stops at its tail_unit. */
+		int64_t t = inode->tail_unit;
+
+		if ((got & ~(t - 1)) > isize)
+			got &= ~(t - 1);
+		else
+			got &= ~(u - 1);
 		if (got > off)
 			return (ssize_t)(got - off < (int64_t)len ?
 					 got - off : (int64_t)len);
@@ -394,6 +427,36 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	/* Any other failure (EIO, EPERM...): the write goes on as it would
 	 * have without reservation, and its write-back reports. */
 	return (ssize_t)len;
+}
+
+int wtio_reserve_tail(struct wtio_inode *inode, int64_t from, int64_t size)
+{
+	int64_t t = inode->tail_unit, bs = inode->block_size;
+	int64_t isize = wtio_inode_size(inode);
+	int64_t x = (isize + t - 1) & ~(t - 1);
+	int64_t end = (isize + bs - 1) & ~(bs - 1);
+	int64_t need = (size + t - 1) & ~(t - 1), got;
+	int err = 0;
+
+	if (t >= bs || inode->resv_state != RESV_TRACK)
+		return 0;
+	if (need < end)
+		end = need;
+	if ((from & ~(t - 1)) < end)
+		end = from & ~(t - 1);
+	if (end <= x ||
+	    (x >= inode->resv_start && end <= inode->resv_end))
+		return 0;
+	got = resv_fit(inode, x, end, &err);
+	got = resv_fit_have(inode, got, end, &err);
+	if (got > inode->resv_max)
+		inode->resv_max = got;
+	if (got > inode->resv_end && x >= inode->resv_start &&
+	    x <= inode->resv_end)
+		inode->resv_end = got;
+	if (got >= end || !resv_nospace(err))
+		return 0;
+	return err;
 }
 
 ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,

@@ -23,6 +23,7 @@
 #include "inode.h"
 #include "dirty.h"
 #include "inode_folios.h"
+#include "writeback.h"
 #include "sys.h"
 #include "io/io.h"
 
@@ -260,6 +261,30 @@ void wtio_inode_cut_pending(struct wtio_inode *inode)
 	/* A failure leaves it to the next extension, as for the undo. */
 	wtio_inode_cut_disk(inode, false);
 	pthread_rwlock_unlock(&inode->i_rwsem);
+}
+
+void wtio_inode_settle_end_block(struct wtio_inode *inode, int64_t size)
+{
+	int64_t start = size & ~(int64_t)(inode->block_size - 1);
+
+	if (start == size)
+		return;
+	wtio_writeback_range(inode, start, size, WB_SYNC, 0, 0);
+	wtio_wait_writeback_range(inode, start, size);
+}
+
+int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
+			   int64_t size, bool nowait)
+{
+	if (!wtio_reserve_tail(inode, from, size))
+		return 0;
+	/* At the current size its I/O stops where its space does; once
+	 * clean, only a write makes it dirty again, and that write
+	 * reserves the block for the larger size. */
+	if (nowait)
+		return -EAGAIN;
+	wtio_inode_settle_end_block(inode, wtio_inode_size(inode));
+	return 0;
 }
 
 /*

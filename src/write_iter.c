@@ -119,6 +119,14 @@ int wtio_write_lock(struct wtio_write *w, bool may_share)
 		/* Past i_size: first clean what a failed write left there. */
 		if (end > wtio_inode_size(inode)) {
 			ret = wtio_inode_prepare_extend(inode, nowait);
+			/* What the write covers itself: its blocks (their
+			 * space is reserved next), an untorn write only its
+			 * bytes (its own direct I/O). */
+			if (!ret)
+				ret = wtio_inode_settle_tail(inode,
+					w->mode == WTIO_WRITE_CLEAN ? w->off :
+					w->off & ~(int64_t)(inode->block_size - 1),
+					end, nowait);
 			if (ret) {
 				wtio_inode_tail_claim(inode, w->undo, false, 0);
 				wtio_rwsem_unlock(inode);

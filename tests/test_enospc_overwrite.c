@@ -425,12 +425,22 @@ static const struct past_case past_cases[] = {
 	{ "one big block over a hole", 512 << 10, 8192, 4096, 8192, 0, 8192,
 	  0 },
 	/* The file's blocks end inside one of ours (295000 bytes: 4 KiB
-	 * blocks to 299008, ours 8 KiB): the count stops at our block
-	 * before (was cut at 299008; write-through: -ENOSPC with the part
-	 * new on disk; write-back: that block's write-back failed, fsync
-	 * ENOSPC, acknowledged bytes lost). */
+	 * blocks to 299008, ours 8 KiB): the count stops there, the new
+	 * end, whose block's I/O stops at its filesystem block (first cut
+	 * at 299008 with the block written whole - write-through: -ENOSPC
+	 * with the part new on disk; write-back: that block's write-back
+	 * failed, fsync ENOSPC, acknowledged bytes lost; then cut at our
+	 * block before, 294912). */
 	{ "allocation ending inside a big block", 512 << 10, 295000, 0, 0,
-	  290364, 79473, 294912 },
+	  290364, 79473, 299008 },
+	/* 1 MiB folios: blocks of ours of 16 KiB over a 100-byte file (one
+	 * 4 KiB block allocated). The kernel accepts an overwrite of its
+	 * bytes, and an append inside that block, with no new space; wtio
+	 * refused both (-ENOSPC): the end's block was written whole. */
+	{ "overwrite at the end inside a big block", 1 << 20, 100, 0, 0, 0,
+	  100, 100 },
+	{ "append inside the end's filesystem block", 1 << 20, 100, 0, 0, 100,
+	  3000, 3100 },
 };
 
 static void case_nothing_past(unsigned int flags, const struct past_case *c)
@@ -498,6 +508,74 @@ static void case_nothing_past(unsigned int flags, const struct past_case *c)
 	free(got);
 	printf("  flags %#x: a write %s on a full fs: %zd, nothing past it: ok\n",
 	       flags, c->name, n);
+}
+
+/*
+ * 1 MiB folios (blocks of ours of 16 KiB): a write-back write dirties a
+ * 100-byte file's bytes, which needs no new space (the end's block is
+ * written to its 4 KiB filesystem block only). Then the size moves past
+ * that block, by a truncate on the full filesystem or by a write further
+ * on before it filled: the dirty block is now written further, and must
+ * find its space. fsync returns 0 and the disk holds every byte.
+ */
+static void case_end_block_grows(bool by_truncate)
+{
+	static uint8_t far[4096];
+	const int64_t far_off = 256 << 10, new_size = 1 << 20;
+	uint8_t *img = t_zalloc((size_t)new_size);
+	uint8_t *got = t_malloc((size_t)new_size);
+	const char *what = by_truncate ? "a truncate on the full fs" :
+					 "a write further on, then the fs filled";
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	char path[256];
+	int64_t size_exp;
+	int fd, ret;
+
+	xl_path(path, sizeof(path), "grow.bin");
+	memset(img, 'o', 100);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, img, 100, 0), 100);
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	ctx = t_ctx(1 << 20, 64, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR);
+	/* On the full filesystem, so that nothing is reserved past the
+	 * end's filesystem block (with room, the write reserves ahead). */
+	fill_completely(-1);
+	check_full(ctx, 0);
+	memset(img, 'n', 60);
+	CHECK_EQ(wtio_pwrite(f, img, 60, 0, 0), 60);
+	if (by_truncate) {
+		CHECK_OK(wtio_ftruncate(f, new_size));
+		size_exp = new_size;
+	} else {
+		unfill();
+		memset(far, 'f', sizeof(far));
+		memcpy(img + far_off, far, sizeof(far));
+		CHECK_EQ(wtio_pwrite(f, far, sizeof(far), far_off, 0),
+			 (long long)sizeof(far));
+		size_exp = far_off + (int64_t)sizeof(far);
+		fill_completely(-1);
+		check_full(ctx, 0);
+	}
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "%s: fsync: %d (%s)", what, ret, strerror(-ret));
+	CHECK_EQ(wtio_file_size(f), size_exp);
+	CHECK_EQ(t_disk_size(path), size_exp);
+	CHECK_EQ(wtio_pread(f, got, (size_t)size_exp, 0, 0), size_exp);
+	CHECKF(memcmp(got, img, (size_t)size_exp) == 0,
+	       "%s: the cache differs", what);
+	check_disk(path, 0, img, (size_t)size_exp, what);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unfill();
+	unlink(path);
+	free(img);
+	free(got);
+	printf("  a dirty end block of 16 KiB with 4 KiB of space, then %s: fsync 0, every byte on disk: ok\n",
+	       what);
 }
 
 /* An untorn write refused for space (XFS writes one larger than a block
@@ -650,6 +728,8 @@ int main(void)
 				  &past_cases[c]);
 	}
 	case_past_others_eof();
+	case_end_block_grows(true);
+	case_end_block_grows(false);
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
 	return T_EXIT_PASS;
