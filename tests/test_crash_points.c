@@ -669,6 +669,9 @@ int main(int argc, char **argv)
 	crash_run(4096, 1024, 2, 10);
 	crash_run(16384, 32, 3, 8);
 	crash_run(65536, 64, 4, 8);
+	/* Blocks of ours of 8 KiB over 4 KiB ones: the end's block is
+	 * written to its 4 KiB block only (the size check above). */
+	crash_run(512 << 10, 16, 5, 8);
 	fault_run(4096, 64, 11, 60);
 	fault_run(4096, 1024, 12, 60);
 	fault_run(65536, 32, 13, 60);
