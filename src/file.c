@@ -193,13 +193,10 @@ int wtio_file_truncate(struct wtio_file *file, off_t length)
 		 * file, allocated for zeros the kernel's truncate leaves as
 		 * a hole (dd conv=sparse ends so): give it back. */
 		wtio_reserve_clamp(inode, wtio_inode_size(inode));
-		/* The block holding the old end has space only to the end's
-		 * filesystem block, where its I/O stops while it holds the
-		 * end (ioend.c): written now, it leaves a hole past that,
-		 * as the kernel's truncate does. */
-		if (inode->tail_unit < inode->block_size)
-			wtio_inode_settle_end_block(inode,
-						    wtio_inode_size(inode));
+		/* The block holding the old end, if dirty, is written now,
+		 * while its I/O stops at the end's filesystem block: it
+		 * leaves a hole past that, as the kernel's truncate does. */
+		wtio_inode_settle_tail(inode, INT64_MAX, size, false);
 	}
 	wtio_inode_settle_end_block(inode, size);
 	atomic_store(&inode->size_ahead, 0);

@@ -429,34 +429,23 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	return (ssize_t)len;
 }
 
-int wtio_reserve_tail(struct wtio_inode *inode, int64_t from, int64_t size)
+bool wtio_reserve_tail_missing(struct wtio_inode *inode, int64_t from,
+			       int64_t size)
 {
 	int64_t t = inode->tail_unit, bs = inode->block_size;
 	int64_t isize = wtio_inode_size(inode);
 	int64_t x = (isize + t - 1) & ~(t - 1);
 	int64_t end = (isize + bs - 1) & ~(bs - 1);
-	int64_t need = (size + t - 1) & ~(t - 1), got;
-	int err = 0;
+	int64_t need = (size + t - 1) & ~(t - 1);
 
 	if (t >= bs || inode->resv_state != RESV_TRACK)
-		return 0;
+		return false;
 	if (need < end)
 		end = need;
 	if ((from & ~(t - 1)) < end)
 		end = from & ~(t - 1);
-	if (end <= x ||
-	    (x >= inode->resv_start && end <= inode->resv_end))
-		return 0;
-	got = resv_fit(inode, x, end, &err);
-	got = resv_fit_have(inode, got, end, &err);
-	if (got > inode->resv_max)
-		inode->resv_max = got;
-	if (got > inode->resv_end && x >= inode->resv_start &&
-	    x <= inode->resv_end)
-		inode->resv_end = got;
-	if (got >= end || !resv_nospace(err))
-		return 0;
-	return err;
+	return end > x &&
+	       !(x >= inode->resv_start && end <= inode->resv_end);
 }
 
 ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,

@@ -42,13 +42,14 @@ ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
  * The size is about to move from i_size up to size, by a write or a
  * truncate that itself covers what lies from `from` on (its own
  * reservation, or its own direct I/O). The block holding the current
- * end was reserved only to the end's tail_unit, and its I/O stops there
- * while it holds the end; with the end past it, that block is written
- * further. Reserve that part. Returns 0, or -ENOSPC / -EDQUOT when it
- * does not fit: the caller then writes the block back first, at the
- * current size. Caller holds i_rwsem exclusive.
+ * end has space only to the end's tail_unit, where its I/O stops while
+ * it holds the end; with the end past it, that block is written
+ * further. True when that part is not known to be allocated (the
+ * caller writes the block back first, if dirty). Caller holds i_rwsem
+ * exclusive.
  */
-int wtio_reserve_tail(struct wtio_inode *inode, int64_t from, int64_t size);
+bool wtio_reserve_tail_missing(struct wtio_inode *inode, int64_t from,
+			       int64_t size);
 /* The backing file was empty when the inode was set up: start tracking
  * with what the first write would have found, without its SEEK_HOLE and
  * FIEMAP calls. */

@@ -58,9 +58,9 @@ int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait);
 void wtio_inode_settle_end_block(struct wtio_inode *inode, int64_t size);
 /* Before a write or truncate moves i_size up to size, covering from
  * `from` on itself (exclusive lock held): the block holding the current
- * end gets the space for its part past the end's filesystem block
- * (wtio_reserve_tail), or, on a full filesystem, is written back first.
- * -EAGAIN with nowait when that write is needed. */
+ * end, dirty and without space past the end's filesystem block
+ * (wtio_reserve_tail_missing), is written back at the current size
+ * first. -EAGAIN with nowait when that write is needed. */
 int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
 			   int64_t size, bool nowait);
 /*

@@ -578,6 +578,74 @@ static void case_end_block_grows(bool by_truncate)
 	       what);
 }
 
+/*
+ * 1 MiB folios again, a 100-byte file, the filesystem filled and then
+ * `room` bytes freed: a write of alen at 16 KiB (past the end's block of
+ * ours) needs alen, as the kernel's, which accepts both rows below. The
+ * end's block, clean (overwritten, then fsync) or dirty (overwritten),
+ * needs nothing more: a clean one is never written whole, a dirty one is
+ * written back at the old size first. Reserving the block's rest
+ * instead (the first version of the end's trim) took the room the write
+ * needed: -ENOSPC in both rows.
+ */
+static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
+{
+	static uint8_t buf[16384];
+	uint8_t img[100];
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	char path[256], p[256];
+	ssize_t n;
+	int fd, ret;
+
+	xl_path(path, sizeof(path), "past-end.bin");
+	memset(img, 'o', sizeof(img));
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, img, sizeof(img), 0), (long long)sizeof(img));
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	fill_completely(-1);
+	fd = open(filler, O_RDWR);
+	CHECK(fd >= 0);
+	CHECK(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+			room) == 0);
+	CHECK(fsync(fd) == 0);
+	close(fd);
+	/* Not more room than that (a pass with plenty proves nothing);
+	 * the probe file exists already (a create needs room too). */
+	fd = open(xl_path(p, sizeof(p), "hole-probe"), O_RDWR);
+	CHECK(fd >= 0);
+	CHECKF(fallocate(fd, FALLOC_FL_KEEP_SIZE, 4 << 20,
+			 room + (64 << 10)) != 0 && errno == ENOSPC,
+	       "the filesystem has more room than the %lld bytes freed",
+	       (long long)room);
+	close(fd);
+	ctx = t_ctx(1 << 20, 64, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR);
+	memset(img, 'n', 60);
+	CHECK_EQ(wtio_pwrite(f, img, 60, 0, 0), 60);
+	if (clean)
+		CHECK_OK(wtio_fsync(f));
+	memset(buf, 'x', sizeof(buf));
+	n = wtio_pwrite(f, buf, alen, 16384, 0);
+	CHECKF(n == (ssize_t)alen,
+	       "%s end block, %lld bytes free: a write of %zu at 16384 returned %zd (%s); the kernel accepts it",
+	       clean ? "a clean" : "a dirty", (long long)room, alen, n,
+	       n < 0 ? strerror((int)-n) : "short");
+	ret = wtio_fsync(f);
+	CHECKF(ret == 0, "fsync: %d (%s)", ret, strerror(-ret));
+	CHECK_EQ(t_disk_size(path), 16384 + (int64_t)alen);
+	check_disk(path, 0, img, sizeof(img), "the end block");
+	check_disk(path, 16384, buf, alen, "the write past it");
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unfill();
+	unlink(path);
+	printf("  a %s end block of 16 KiB, %lld bytes free: a write of %zu past it accepted, fsync 0: ok\n",
+	       clean ? "clean" : "dirty", (long long)room, alen);
+}
+
 /* An untorn write refused for space (XFS writes one larger than a block
  * out of place, so even an overwrite needs new blocks) reports it and
  * changes nothing; the next fsync, which finds the write-back data of
@@ -730,6 +798,8 @@ int main(void)
 	case_past_others_eof();
 	case_end_block_grows(true);
 	case_end_block_grows(false);
+	case_write_past_end_block(true, 20480, 16384);
+	case_write_past_end_block(false, 12288, 4096);
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
 	return T_EXIT_PASS;
