@@ -363,6 +363,12 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	cur = (a >= inode->resv_start && a <= inode->resv_end) ?
 	      inode->resv_end : a;
 	want = b;
+	/* Only a write that extends the file reserves ahead: an overwrite
+	 * of the last bytes took the rest of a large end block of ours,
+	 * space a later write needed (the block's I/O stops at the end's
+	 * filesystem block, so nothing else asks for it). */
+	if (off + (int64_t)len <= isize)
+		ahead = false;
 	if (ahead && b > isize && isize < RESV_AHEAD_FROM) {
 		/* A small file: as much again as it has, so that one written
 		 * whole reserves just itself. */

@@ -586,7 +586,9 @@ static void case_end_block_grows(bool by_truncate)
  * needs nothing more: a clean one is never written whole, a dirty one is
  * written back at the old size first. Reserving the block's rest
  * instead (the first version of the end's trim) took the room the write
- * needed: -ENOSPC in both rows.
+ * needed: -ENOSPC in the first two rows. In the third, the overwrite
+ * reserved ahead of appends, to the end of its block: -ENOSPC (also
+ * before the end's trim).
  */
 static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
 {
@@ -800,6 +802,7 @@ int main(void)
 	case_end_block_grows(false);
 	case_write_past_end_block(true, 20480, 16384);
 	case_write_past_end_block(false, 12288, 4096);
+	case_write_past_end_block(false, 20480, 16384);
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
 	return T_EXIT_PASS;
