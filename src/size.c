@@ -23,7 +23,6 @@
 #include "inode.h"
 #include "dirty.h"
 #include "inode_folios.h"
-#include "writeback.h"
 #include "sys.h"
 #include "io/io.h"
 
@@ -261,59 +260,6 @@ void wtio_inode_cut_pending(struct wtio_inode *inode)
 	/* A failure leaves it to the next extension, as for the undo. */
 	wtio_inode_cut_disk(inode, false);
 	pthread_rwlock_unlock(&inode->i_rwsem);
-}
-
-void wtio_inode_settle_end_block(struct wtio_inode *inode, int64_t size)
-{
-	int64_t start = size & ~(int64_t)(inode->block_size - 1);
-
-	if (start == size)
-		return;
-	wtio_writeback_range(inode, start, size, WB_SYNC, 0, 0);
-	wtio_wait_writeback_range(inode, start, size);
-}
-
-/* Whether the block holding the end is dirty or under writeback (whose
- * I/O may not be built yet, and then reads the size when it is). Under
- * the exclusive file lock nothing makes it dirty meanwhile. */
-static bool end_block_busy(struct wtio_inode *inode, int64_t isize)
-{
-	struct wtio_ctx *ctx = inode->ctx;
-	uint64_t pos = (uint64_t)isize - 1;
-	uint64_t bit = 1ull << ((pos & (ctx->folio_size - 1)) >>
-				inode->block_shift);
-	struct wtio_folio *f = wtio_folio_lookup(inode, pos >> ctx->folio_shift);
-	bool busy = false;
-
-	if (!f)
-		return false;
-	wtio_folio_lock(f);
-	if (atomic_load(&f->inode) == inode)
-		busy = (f->ifs_dirty & bit) ||
-		       (wtio_folio_test(f, FOLIO_WRITEBACK) &&
-			(f->wb_blocks & bit));
-	wtio_folio_unlock(f);
-	wtio_folio_put(ctx, f);
-	return busy;
-}
-
-int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
-			   int64_t size, bool nowait)
-{
-	int64_t isize = wtio_inode_size(inode);
-
-	if (!isize || !wtio_reserve_tail_missing(inode, from, size) ||
-	    !end_block_busy(inode, isize))
-		return 0;
-	/* Written at the current size, its I/O needs no space past the
-	 * end's filesystem block, as the kernel's; once clean, only a
-	 * write makes it dirty again, and that write reserves the block
-	 * for the larger size. (Reserving the rest instead took space a
-	 * write the kernel accepts needed.) */
-	if (nowait)
-		return -EAGAIN;
-	wtio_inode_settle_end_block(inode, isize);
-	return 0;
 }
 
 /*

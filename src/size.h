@@ -51,18 +51,6 @@ void wtio_inode_cut_pending(struct wtio_inode *inode);
  * clean what a failed extending write left past i_size. -EAGAIN with
  * nowait when there is something to clean. */
 int wtio_inode_prepare_extend(struct wtio_inode *inode, bool nowait);
-/* Write back the block holding the end `size` (unaligned: a block tail
- * lies past it) and wait for its writeback, so that the backing file
- * keeps that size until a write dirties the block. An I/O error leaves
- * the block dirty and failed, as any writeback's. File lock held. */
-void wtio_inode_settle_end_block(struct wtio_inode *inode, int64_t size);
-/* Before a write or truncate moves i_size up to size, covering from
- * `from` on itself (exclusive lock held): the block holding the current
- * end, dirty and without space past the end's filesystem block
- * (wtio_reserve_tail_missing), is written back at the current size
- * first. -EAGAIN with nowait when that write is needed. */
-int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
-			   int64_t size, bool nowait);
 /*
  * The undo of a failed write's extension of i_size (size_undo.c). A
  * failed write leaves the size where it was, as a failed direct write in

@@ -25,6 +25,7 @@
 #include "read.h"
 #include "dirty.h"
 #include "ioend.h"
+#include "writeback.h"
 #include "stats.h"
 
 /* One folio's part of a write, from write begin to write end. */

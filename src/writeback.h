@@ -4,6 +4,7 @@
 #ifndef WTIO_WRITEBACK_H
 #define WTIO_WRITEBACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct wtio_inode;
@@ -39,5 +40,18 @@ void wtio_wait_writeback_range(struct wtio_inode *inode, int64_t start,
  * holds no lock (no file lock, no folio lock) while it waits. */
 void wtio_wait_writeback_range_reaping(struct wtio_inode *inode,
 				       int64_t start, int64_t end);
+
+/* Write back the block holding the end `size` (unaligned: a block tail
+ * lies past it) and wait for its writeback, so that the backing file
+ * keeps that size until a write dirties the block. An I/O error leaves
+ * the block dirty and failed, as any writeback's. File lock held. */
+void wtio_inode_settle_end_block(struct wtio_inode *inode, int64_t size);
+/* Before a write or truncate moves i_size up to size, covering from
+ * `from` on itself (exclusive lock held): the block holding the current
+ * end, dirty and without space past the end's filesystem block
+ * (wtio_reserve_tail_missing), is written back at the current size
+ * first. -EAGAIN with nowait when that write is needed. */
+int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
+			   int64_t size, bool nowait);
 
 #endif /* WTIO_WRITEBACK_H */
