@@ -518,10 +518,11 @@ static void ioend_add_vec(struct wtio_ioend *io, char *buf, uint32_t len,
  * the cache holds zeros, and the disk reads zeros (a hole, or past the
  * backing file's end): a whole block of ours there would allocate blocks
  * the kernel's write-back leaves alone, which a full filesystem refuses,
- * where the write that dirtied the block needed none. Whenever the size
- * moves past that point, the rest of the block is reserved or the block
- * written back first (wtio_inode_settle_tail), so a later write-back of
- * it whole finds its space. INT64_MAX: our block is the filesystem's.
+ * where the write that dirtied the block needed none. Before the size
+ * moves past that point, a dirty block whose rest is not known allocated
+ * is written back at the old size (wtio_inode_settle_tail), so no later
+ * write-back writes it whole into space nobody reserved. INT64_MAX: our
+ * block is the filesystem's.
  */
 static int64_t ioend_tail_end(struct wtio_inode *inode)
 {

@@ -68,7 +68,8 @@
  * rounded up to the filesystem block (ioend.c), so a write needs space
  * there only that far (resv_need_end), as the kernel's does; before the
  * size moves past it, a dirty one is written back at the old size
- * (size.c, wtio_inode_settle_tail) unless its rest is known allocated.
+ * (writeback.c, wtio_inode_settle_tail) unless its rest is known
+ * allocated.
  *
  * The extent map's side of this (FIEMAP: shared ranges, blocks the file
  * has already) is in reserve_map.c.
