@@ -45,6 +45,17 @@ static char filler[256];
  * dirtied again after it, so that the fallocate refusals (after which
  * XFS trims the speculative preallocation of clean files) leave its
  * preallocation be. */
+/* The file a case starts from: LEN bytes of BUF, on disk. */
+static void write_old_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(pwrite(fd, buf, len, 0), (long long)len);
+	CHECK(fsync(fd) == 0);
+	close(fd);
+}
+
 static void fill_completely(int redirty_fd)
 {
 	char p[256];
@@ -311,15 +322,11 @@ static void case_fsync_after_refusal(unsigned int wt_flags)
 	struct wtio_file *f;
 	uint8_t buf[4096], b100[100];
 	ssize_t n;
-	int fd, ret;
+	int ret;
 
 	xl_path(path, sizeof(path), "fsync.bin");
 	memset(buf, 'A', sizeof(buf));
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, buf, sizeof(buf), 0), (long long)sizeof(buf));
-	CHECK(fsync(fd) == 0);
-	close(fd);
+	write_old_file(path, buf, sizeof(buf));
 	fill_completely(-1);
 	ctx = t_ctx(16384, 64, WTIO_BACKEND_AUTO);
 	check_full(ctx, 0);
@@ -361,15 +368,11 @@ static void case_wt_cut_short(unsigned int wt_flags)
 	uint8_t *buf = t_malloc((size_t)want);
 	char path[256];
 	ssize_t n;
-	int fd, ret;
+	int ret;
 
 	xl_path(path, sizeof(path), "wt-short.bin");
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
 	memset(buf, 'o', (size_t)want);
-	CHECK_EQ(write(fd, buf, (size_t)have), have);
-	CHECK(fsync(fd) == 0);
-	close(fd);
+	write_old_file(path, buf, (size_t)have);
 	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
 	fill_completely(-1);
@@ -530,15 +533,11 @@ static void case_end_block_grows(bool by_truncate)
 	struct wtio_file *f;
 	char path[256];
 	int64_t size_exp;
-	int fd, ret;
+	int ret;
 
 	xl_path(path, sizeof(path), "grow.bin");
 	memset(img, 'o', 100);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, img, 100, 0), 100);
-	CHECK(fsync(fd) == 0);
-	close(fd);
+	write_old_file(path, img, 100);
 	ctx = t_ctx(1 << 20, 64, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
 	/* On the full filesystem, so that nothing is reserved past the
@@ -602,11 +601,7 @@ static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
 
 	xl_path(path, sizeof(path), "past-end.bin");
 	memset(img, 'o', sizeof(img));
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	CHECK_EQ(pwrite(fd, img, sizeof(img), 0), (long long)sizeof(img));
-	CHECK(fsync(fd) == 0);
-	close(fd);
+	write_old_file(path, img, sizeof(img));
 	fill_completely(-1);
 	fd = open(filler, O_RDWR);
 	CHECK(fd >= 0);
