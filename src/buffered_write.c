@@ -54,6 +54,8 @@ static int write_copy(struct wtio_write *w, const struct iovec *iov,
 	if (ret)
 		return ret;
 	fit = wtio_reserve_write(w->inode, w->off, w->len, sparse);
+	if (wtio_write_room_again(w, fit))
+		fit = wtio_reserve_write(w->inode, w->off, w->len, sparse);
 	if (fit < 0) {
 		wtio_write_unlock(w);
 		return (int)fit;

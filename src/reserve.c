@@ -232,9 +232,9 @@ static int64_t resv_need_end(struct wtio_inode *inode, int64_t end,
  * i_rwsem exclusive, or shared with extend_lock, or nobody else uses
  * the inode.
  */
-static void resv_punch_past(struct wtio_inode *inode, int64_t size)
+static void resv_punch_past_unit(struct wtio_inode *inode, int64_t size,
+				 int64_t u)
 {
-	int64_t u = wtio_resv_unit(inode);
 	int64_t from = (size + u - 1) & ~(u - 1);
 
 	/* Not another program's preallocation: kept, as the kernel keeps
@@ -254,6 +254,13 @@ static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 		inode->resv_end = size;
 	if (inode->resv_start > inode->resv_end)
 		inode->resv_start = inode->resv_end;
+}
+
+/* From the end of our block holding size: that block may be dirty and
+ * is then written whole once the size grows past it. */
+static void resv_punch_past(struct wtio_inode *inode, int64_t size)
+{
+	resv_punch_past_unit(inode, size, wtio_resv_unit(inode));
 }
 
 /* A write from a, past the end of the chunk reserved ahead of appends,
@@ -497,9 +504,22 @@ void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size)
 	wtio_resv_shared_clamp(inode, size);
 }
 
+bool wtio_reserve_trim_tail(struct wtio_inode *inode)
+{
+	int64_t t = inode->tail_unit, isize = wtio_inode_size(inode);
+
+	if (inode->resv_state != RESV_TRACK ||
+	    inode->resv_max <= ((isize + t - 1) & ~(t - 1)))
+		return false;
+	resv_punch_past_unit(inode, isize, t);
+	return true;
+}
+
 void wtio_reserve_release(struct wtio_inode *inode)
 {
-	resv_punch_past(inode, wtio_inode_size(inode));
+	/* Every I/O is over: the end's block is written no further than
+	 * its filesystem block (ioend.c), as the kernel leaves the file. */
+	resv_punch_past_unit(inode, wtio_inode_size(inode), inode->tail_unit);
 	wtio_resv_shared_free(inode);
 }
 

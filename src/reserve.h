@@ -50,6 +50,15 @@ ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
  */
 bool wtio_reserve_tail_missing(struct wtio_inode *inode, int64_t from,
 			       int64_t size);
+/*
+ * Give back what is reserved past the end's filesystem block (the rest
+ * of the end's block of ours included). Only while that block is
+ * neither dirty nor under writeback: its I/O then stops at the end's
+ * filesystem block, and a later write past it reserves again (or has
+ * the block written back first, wtio_reserve_tail_missing). Returns
+ * whether anything was there. Caller holds i_rwsem exclusive.
+ */
+bool wtio_reserve_trim_tail(struct wtio_inode *inode);
 /* The backing file was empty when the inode was set up: start tracking
  * with what the first write would have found, without its SEEK_HOLE and
  * FIEMAP calls. */
@@ -58,8 +67,8 @@ void wtio_reserve_init_empty(struct wtio_inode *inode);
  * what was reserved there. Caller holds i_rwsem (shared is enough with
  * inode->extend_lock). */
 void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size);
-/* Give back what was reserved past the end of file, and forget the
- * shared ranges (last close). */
+/* Give back what was reserved past the end's filesystem block, and
+ * forget the shared ranges (last close, every I/O over). */
 void wtio_reserve_release(struct wtio_inode *inode);
 /* Free what the inode keeps for reservation (wtio_inode_free). */
 void wtio_reserve_free(struct wtio_inode *inode);

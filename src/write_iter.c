@@ -429,3 +429,12 @@ void wtio_write_finish(struct wtio_write *w, int err)
 	if (w->claim)
 		wtio_inode_tail_end(w->inode, w->undo, err != 0, false);
 }
+
+bool wtio_write_room_again(struct wtio_write *w, ssize_t fit)
+{
+	if (w->shared)
+		return false;
+	if (fit >= 0 ? (size_t)fit >= w->len : fit != -ENOSPC && fit != -EDQUOT)
+		return false;
+	return wtio_inode_give_back_tail(w->inode, w->flags & WTIO_NOWAIT);
+}

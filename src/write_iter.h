@@ -86,4 +86,11 @@ void wtio_write_unlock(struct wtio_write *w);
  * where it was). */
 void wtio_write_finish(struct wtio_write *w, int err);
 
+/*
+ * The write's reservation came back short (fit: bytes, or -errno):
+ * whether to reserve once more, after the file's own space past its end
+ * went back (wtio_inode_give_back_tail). Not under a shared lock.
+ */
+bool wtio_write_room_again(struct wtio_write *w, ssize_t fit);
+
 #endif

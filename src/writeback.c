@@ -457,3 +457,20 @@ int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
 	wtio_inode_settle_end_block(inode, isize);
 	return 0;
 }
+
+bool wtio_inode_give_back_tail(struct wtio_inode *inode, bool nowait)
+{
+	int64_t isize = wtio_inode_size(inode);
+
+	if (isize && inode->tail_unit < inode->block_size &&
+	    end_block_busy(inode, isize)) {
+		if (nowait)
+			return false;
+		wtio_inode_settle_end_block(inode, isize);
+		/* Its write-back failed: it stays dirty, and needs the
+		 * block's rest if the size grows. */
+		if (end_block_busy(inode, isize))
+			return false;
+	}
+	return wtio_reserve_trim_tail(inode);
+}

@@ -53,5 +53,15 @@ void wtio_inode_settle_end_block(struct wtio_inode *inode, int64_t size);
  * first. -EAGAIN with nowait when that write is needed. */
 int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
 			   int64_t size, bool nowait);
+/*
+ * A write found no room: give back what is reserved past the end's
+ * filesystem block, the rest of the end's block of ours included (a
+ * chunk ahead of appends), as XFS gives back its speculative
+ * preallocation before it reports ENOSPC. A dirty end block is written
+ * back at the current size first (not with nowait). Returns whether
+ * anything went back: the caller reserves again. Caller holds i_rwsem
+ * exclusive.
+ */
+bool wtio_inode_give_back_tail(struct wtio_inode *inode, bool nowait);
 
 #endif /* WTIO_WRITEBACK_H */

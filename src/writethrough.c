@@ -99,6 +99,9 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	 * copied, so a write cut short leaves nothing past its count. */
 	fit = wtio_reserve_through(inode, off, len, flags & WTIO_DSYNC,
 				   w.shared);
+	if (wtio_write_room_again(&w, fit))
+		fit = wtio_reserve_through(inode, off, len,
+					   flags & WTIO_DSYNC, w.shared);
 	if (fit < 0) {
 		wtio_write_unlock(&w);
 		return (int)fit;

@@ -587,10 +587,16 @@ static void case_end_block_grows(bool by_truncate)
  * instead (the first version of the end's trim) took the room the write
  * needed: -ENOSPC in the first two rows. In the third, the overwrite
  * reserved ahead of appends, to the end of its block: -ENOSPC (also
- * before the end's trim).
+ * before the end's trim). from_empty: the file starts empty and wtio
+ * appends its 100 bytes, reserving ahead to the end of its block; the
+ * write past it finds no room until that block's rest goes back, as
+ * XFS gives back its speculative preallocation (before: -ENOSPC). Last
+ * close leaves the file no more blocks than the kernel's.
  */
-static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
+static void case_write_past_end_block(bool from_empty, bool clean,
+				      int64_t room, size_t alen)
 {
+	struct stat st;
 	static uint8_t buf[16384];
 	uint8_t img[100];
 	struct wtio_ctx *ctx;
@@ -601,7 +607,7 @@ static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
 
 	xl_path(path, sizeof(path), "past-end.bin");
 	memset(img, 'o', sizeof(img));
-	write_old_file(path, img, sizeof(img));
+	write_old_file(path, img, from_empty ? 0 : sizeof(img));
 	fill_completely(-1);
 	fd = open(filler, O_RDWR);
 	CHECK(fd >= 0);
@@ -620,15 +626,17 @@ static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
 	close(fd);
 	ctx = t_ctx(1 << 20, 64, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
-	memset(img, 'n', 60);
-	CHECK_EQ(wtio_pwrite(f, img, 60, 0, 0), 60);
+	memset(img, 'n', from_empty ? sizeof(img) : 60);
+	CHECK_EQ(wtio_pwrite(f, img, from_empty ? sizeof(img) : 60, 0, 0),
+		 from_empty ? (ssize_t)sizeof(img) : 60);
 	if (clean)
 		CHECK_OK(wtio_fsync(f));
 	memset(buf, 'x', sizeof(buf));
 	n = wtio_pwrite(f, buf, alen, 16384, 0);
 	CHECKF(n == (ssize_t)alen,
-	       "%s end block, %lld bytes free: a write of %zu at 16384 returned %zd (%s); the kernel accepts it",
-	       clean ? "a clean" : "a dirty", (long long)room, alen, n,
+	       "%s end block%s, %lld bytes free: a write of %zu at 16384 returned %zd (%s); the kernel accepts it",
+	       clean ? "a clean" : "a dirty",
+	       from_empty ? " appended" : "", (long long)room, alen, n,
 	       n < 0 ? strerror((int)-n) : "short");
 	ret = wtio_fsync(f);
 	CHECKF(ret == 0, "fsync: %d (%s)", ret, strerror(-ret));
@@ -636,11 +644,45 @@ static void case_write_past_end_block(bool clean, int64_t room, size_t alen)
 	check_disk(path, 0, img, sizeof(img), "the end block");
 	check_disk(path, 16384, buf, alen, "the write past it");
 	CHECK_OK(wtio_close(f));
+	CHECK(stat(path, &st) == 0);
+	CHECKF((int64_t)st.st_blocks * 512 == 4096 + (int64_t)alen,
+	       "closed, the file holds %lld bytes of blocks; the kernel's %lld",
+	       (long long)st.st_blocks * 512, 4096 + (long long)alen);
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	unfill();
 	unlink(path);
-	printf("  a %s end block of 16 KiB, %lld bytes free: a write of %zu past it accepted, fsync 0: ok\n",
-	       clean ? "clean" : "dirty", (long long)room, alen);
+	printf("  a %s end block of 16 KiB%s, %lld bytes free: a write of %zu past it accepted, fsync 0: ok\n",
+	       clean ? "clean" : "dirty", from_empty ? " appended" : "",
+	       (long long)room, alen);
+}
+
+/* 1 MiB folios (16 KiB blocks of ours on 4 KiB XFS), room to spare: a
+ * 4 KiB file appended reserves ahead to the end of its block; its last
+ * close gives all but the end's filesystem block back, leaving what the
+ * kernel's leaves (before: the whole 16 KiB block; a size that is not a
+ * multiple of 4 KiB hid it, its fix-up truncate freed the rest). */
+static void case_close_gives_back_tail(void)
+{
+	uint8_t img[4096];
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	struct stat st;
+	char path[256];
+
+	xl_path(path, sizeof(path), "small-append.bin");
+	memset(img, 'a', sizeof(img));
+	ctx = t_ctx(1 << 20, 64, WTIO_BACKEND_AUTO);
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	CHECK_EQ(wtio_pwrite(f, img, sizeof(img), 0, 0), (ssize_t)sizeof(img));
+	CHECK_OK(wtio_close(f));
+	CHECK(stat(path, &st) == 0);
+	CHECKF(st.st_blocks * 512 == 4096,
+	       "a closed 4096-byte file holds %lld bytes of blocks; the kernel's 4096",
+	       (long long)st.st_blocks * 512);
+	check_disk(path, 0, img, sizeof(img), "the file");
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unlink(path);
+	printf("  a 4096-byte file appended with 16 KiB blocks of ours, closed: 4 KiB of blocks left: ok\n");
 }
 
 /* An untorn write refused for space (XFS writes one larger than a block
@@ -795,9 +837,13 @@ int main(void)
 	case_past_others_eof();
 	case_end_block_grows(true);
 	case_end_block_grows(false);
-	case_write_past_end_block(true, 20480, 16384);
-	case_write_past_end_block(false, 12288, 4096);
-	case_write_past_end_block(false, 20480, 16384);
+	case_write_past_end_block(false, true, 20480, 16384);
+	case_write_past_end_block(false, false, 12288, 4096);
+	case_write_past_end_block(false, false, 20480, 16384);
+	case_close_gives_back_tail();
+	case_write_past_end_block(true, false, 16384, 4096);
+	case_write_past_end_block(true, true, 16384, 4096);
+	case_write_past_end_block(true, false, 20480, 16384);
 	xl_cleanup();
 	printf("enospc_overwrite: PASS\n");
 	return T_EXIT_PASS;
