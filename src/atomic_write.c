@@ -76,7 +76,7 @@ static int atomic_range_settled(struct wtio_inode *inode, off_t off,
 	int settled = 1;
 
 	while (done < len) {
-		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		struct wtio_span sp = wtio_span_at(inode, off, len, done);
 		struct wtio_folio *f = wtio_folio_lookup(inode, sp.index);
 
 		done += sp.to - sp.from;

@@ -138,7 +138,7 @@ static ssize_t read_cached_unlocked(struct wtio_inode *inode,
 		len = (size_t)(isize - off);
 	wtio_iter_init(&it, iov, iovcnt);
 	while (done < len) {
-		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		struct wtio_span sp = wtio_span_at(inode, off, len, done);
 
 		if (!read_hit_unlocked(inode, sp.index, sp.from, sp.to, &it,
 				       mark))
@@ -183,9 +183,9 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t index = atomic_load(&folio->index);
-	uint64_t last = ((uint64_t)off + len - 1) >> ctx->folio_shift;
-	uint64_t eof = (uint64_t)(isize - 1) >> ctx->folio_shift;
-	uint64_t ra_last = index + (window >> ctx->folio_shift) - 1;
+	uint64_t last = ((uint64_t)off + len - 1) >> inode->folio_shift;
+	uint64_t eof = (uint64_t)(isize - 1) >> inode->folio_shift;
+	uint64_t ra_last = index + (window >> inode->folio_shift) - 1;
 	struct wtio_folio *v[WTIO_IO_MAX_IOVECS];
 	struct iovec iov[WTIO_IO_MAX_IOVECS];
 	uint64_t blocks[WTIO_IO_MAX_IOVECS];
@@ -217,30 +217,30 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 		bytes += iov[k].iov_len;
 	}
 	got = wtio_read_folios(inode, iov, n,
-			       (off_t)(index << ctx->folio_shift), bytes);
+			       (off_t)(index << inode->folio_shift), bytes);
 	if (got < 0)
 		ret = (int)got;
 	for (k = 0; k < n; k++) {
-		size_t start = (size_t)k << ctx->folio_shift;
+		size_t start = (size_t)k << inode->folio_shift;
 		bool mine = *donep < len, whole = true;
 
 		if (!ret) {
 			size_t have = (size_t)got > start ? (size_t)got - start : 0;
 
-			if (have > ctx->folio_size)
-				have = ctx->folio_size;
+			if (have > inode->folio_size)
+				have = inode->folio_size;
 			/* Blocks past the end stay not uptodate: the file
 			 * may grow under them from outside (a shim peer). */
-			wtio_zero_past_eof(inode, v[k], 0, ctx->folio_size, have);
+			wtio_zero_past_eof(inode, v[k], 0, inode->folio_size, have);
 			wtio_ifs_set_uptodate(inode, v[k], blocks[k]);
 		}
 		if (mine && !ret) {
-			struct wtio_span sp = wtio_span_at(ctx, off, len, *donep);
+			struct wtio_span sp = wtio_span_at(inode, off, len, *donep);
 
 			wtio_iter_copy(it, v[k]->data + sp.from,
 				       sp.to - sp.from, true);
 			*donep += sp.to - sp.from;
-			whole = sp.to == ctx->folio_size;
+			whole = sp.to == inode->folio_size;
 		}
 		if (k && !mine)
 			nr_ahead++;
@@ -265,7 +265,7 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 	if (window) {
 		atomic_store_explicit(&file->ra_next,
 				      (int64_t)((index + (uint64_t)n) <<
-						ctx->folio_shift),
+						inode->folio_shift),
 				      memory_order_relaxed);
 		if (!ret)
 			wtio_ra_async(file, index + (uint64_t)n, window, isize,
@@ -329,7 +329,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 	wtio_iter_init(&it, iov, iovcnt);
 
 	while (done < len) {
-		struct wtio_span sp = wtio_span_at(ctx, off, len, done);
+		struct wtio_span sp = wtio_span_at(inode, off, len, done);
 		uint64_t index = sp.index;
 		uint32_t from = sp.from, to = sp.to;
 		struct wtio_folio *f;
@@ -373,7 +373,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 				read_ahead_mark(file, f, isize, ra_ok,
 						dontcache);
 				wtio_folio_unlock(f);
-				if (to == ctx->folio_size)
+				if (to == inode->folio_size)
 					read_drop_behind(ctx, f, drop);
 				wtio_folio_put(ctx, f);
 				done += to - from;
@@ -411,7 +411,7 @@ ssize_t wtio_buffered_read(struct wtio_file *file, const struct iovec *iov,
 			read_ahead_mark(file, f, isize, ra_ok, dontcache);
 		}
 		wtio_folio_unlock(f);
-		if (!ret && to == ctx->folio_size)
+		if (!ret && to == inode->folio_size)
 			read_drop_behind(ctx, f, drop);
 		wtio_folio_put(ctx, f);
 		if (ret)

@@ -71,6 +71,11 @@ struct wtio_inode {
 	uint32_t block_size;
 	uint32_t block_shift;
 	uint32_t blocks_per_folio;
+	/* The size of each folio of this inode: the context's for now; a
+	 * size chosen per file (large folios for a stream, small ones for
+	 * random writes) builds on every path taking it from here. */
+	uint32_t folio_size;
+	uint32_t folio_shift;
 	/* The filesystem's block as far as direct I/O may go (at most
 	 * block_size): the block holding the file's end is written only up
 	 * to the end's tail_unit, so the end needs no more space than the

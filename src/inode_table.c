@@ -45,17 +45,19 @@ static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode,
 	if (round_down_pow2(inode->geo.blksize) > bs)
 		bs = round_down_pow2(inode->geo.blksize);
 	inode->tail_unit = bs;
-	if (bs > ctx->folio_size)
-		bs = ctx->folio_size;
-	if (bs < ctx->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO)
-		bs = ctx->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO;
+	inode->folio_size = ctx->folio_size;
+	inode->folio_shift = ctx->folio_shift;
+	if (bs > inode->folio_size)
+		bs = inode->folio_size;
+	if (bs < inode->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO)
+		bs = inode->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO;
 	if (bs < inode->geo.dio_offset_align || bs < inode->geo.dio_mem_align)
 		return -EOPNOTSUPP;	/* folio smaller than a DIO block */
 	inode->block_size = bs;
 	if (inode->tail_unit > bs)
 		inode->tail_unit = bs;
 	inode->block_shift = (uint32_t)__builtin_ctz(bs);
-	inode->blocks_per_folio = ctx->folio_size / bs;
+	inode->blocks_per_folio = inode->folio_size / bs;
 	if (ctx->cfg.stripe_unit) {
 		inode->geo.stripe_unit = ctx->cfg.stripe_unit;
 		inode->geo.stripe_width = ctx->cfg.stripe_width ?

@@ -543,7 +543,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 	struct wtio_inode *inode = wbc->inode;
 	struct wtio_ctx *ctx = wbc->ctx;
 	uint64_t blocks = folio->wb_blocks;
-	int64_t base = (int64_t)atomic_load(&folio->index) << ctx->folio_shift;
+	int64_t base = (int64_t)atomic_load(&folio->index) << inode->folio_shift;
 	uint32_t bs = inode->block_size;
 	uint64_t sw = wtio_stripe_width(&inode->geo, bs);
 	uint64_t cap = wtio_stripe_io_cap(sw, ctx->cfg.max_io_size);

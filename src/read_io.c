@@ -140,7 +140,7 @@ void wtio_zero_past_eof(struct wtio_inode *inode, struct wtio_folio *folio,
 			uint32_t from, uint32_t to, size_t got)
 {
 	int64_t base = (int64_t)atomic_load(&folio->index) <<
-		       inode->ctx->folio_shift;
+		       inode->folio_shift;
 	int64_t eof = wtio_inode_size(inode) - base;
 	uint32_t z = from + (uint32_t)got;
 
@@ -158,7 +158,7 @@ int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
 	uint64_t todo = mask & ~atomic_load(&folio->ifs_uptodate);
 	uint32_t bs = inode->block_size;
 	int64_t base = (int64_t)atomic_load(&folio->index) <<
-		       inode->ctx->folio_shift;
+		       inode->folio_shift;
 
 	while (todo) {
 		uint32_t first = (uint32_t)__builtin_ctzll(todo);
@@ -183,12 +183,12 @@ int wtio_folio_read_blocks(struct wtio_inode *inode, struct wtio_folio *folio,
 uint64_t wtio_blocks_below(struct wtio_inode *inode, uint64_t index,
 			   int64_t size)
 {
-	int64_t base = (int64_t)index << inode->ctx->folio_shift;
+	int64_t base = (int64_t)index << inode->folio_shift;
 	int64_t in = size - base;
 
 	if (in <= 0)
 		return 0;
-	if (in >= inode->ctx->folio_size)
+	if (in >= inode->folio_size)
 		return wtio_ifs_all(inode);
 	return wtio_ifs_mask(inode, 0, (uint32_t)in);
 }

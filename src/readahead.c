@@ -27,6 +27,7 @@
 uint32_t wtio_ra_window(struct wtio_file *file, off_t off, size_t len)
 {
 	struct wtio_ctx *ctx = file->ctx;
+	struct wtio_inode *inode = file->inode;
 	uint32_t max = ctx->cfg.readahead_max;
 	uint32_t w = atomic_load_explicit(&file->ra_window, memory_order_relaxed);
 
@@ -38,10 +39,10 @@ uint32_t wtio_ra_window(struct wtio_file *file, off_t off, size_t len)
 	/* Only misses update the state, so a sequential reader's next miss
 	 * comes where the last readahead ended, or (after a miss read
 	 * without readahead) within a folio of where the last read ended. */
-	if (off != 0 && (off < next || off - next >= ctx->folio_size)) {
+	if (off != 0 && (off < next || off - next >= inode->folio_size)) {
 		w = 0;
 	} else {
-		w = w ? w * 2 : 4 * ctx->folio_size;
+		w = w ? w * 2 : 4 * inode->folio_size;
 		if (w > max)
 			w = max;
 	}
@@ -96,7 +97,7 @@ static void ra_end_io(struct wtio_io_req *req, ssize_t res)
 		if (in < (int64_t)need)
 			need = in > 0 ? (size_t)in : 0;
 		if (need && start + need <= got) {
-			wtio_zero_past_eof(inode, f, 0, ctx->folio_size,
+			wtio_zero_past_eof(inode, f, 0, inode->folio_size,
 					   got - start < len ? got - start : len);
 			wtio_ifs_set_uptodate(inode, f, ra->blocks[k]);
 		} else if (k == 0) {
@@ -162,7 +163,7 @@ static struct ra_io *ra_build(struct wtio_inode *inode, uint64_t index,
 	ra->isize = isize;
 	ra->req = (struct wtio_io_req){
 		.op = WTIO_IO_READ, .fd = inode->fd,
-		.off = (off_t)(index << ctx->folio_shift),
+		.off = (off_t)(index << inode->folio_shift),
 		.iov = ra->iov, .iovcnt = wtio_iov_merge(ra->iov, n),
 		.end_io = ra_end_io,
 	};
@@ -182,14 +183,14 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 	struct wtio_inode *inode = file->inode;
 	struct wtio_ctx *ctx = inode->ctx;
 	struct wtio_io_chan *chan = ctx->wb_reaper.chan;
-	uint64_t nr = window >> ctx->folio_shift, eof;
-	uint64_t per_io = ctx->cfg.max_io_size >> ctx->folio_shift;
+	uint64_t nr = window >> inode->folio_shift, eof;
+	uint64_t per_io = ctx->cfg.max_io_size >> inode->folio_shift;
 	struct wtio_io_req *reqs[RA_MAX_IOS];
 	unsigned int nreq = 0;
 
 	if (!chan || !nr || isize <= 0)
 		return;
-	eof = (uint64_t)(isize - 1) >> ctx->folio_shift;
+	eof = (uint64_t)(isize - 1) >> inode->folio_shift;
 	if (index > eof)
 		return;
 	if (per_io > WTIO_IO_MAX_IOVECS)
@@ -215,7 +216,7 @@ void wtio_ra_async(struct wtio_file *file, uint64_t index, uint32_t window,
 	if (!nreq)
 		return;
 	atomic_store_explicit(&file->ra_next,
-			      (int64_t)(index << ctx->folio_shift),
+			      (int64_t)(index << inode->folio_shift),
 			      memory_order_relaxed);
 	/* The window's I/Os in one submission. Never fails for well-formed
 	 * requests: one it cannot queue is completed with the error here,
@@ -227,6 +228,7 @@ void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
 		    int64_t isize, bool dontcache)
 {
 	struct wtio_ctx *ctx = file->ctx;
+	struct wtio_inode *inode = file->inode;
 	uint32_t max = ctx->cfg.readahead_max;
 	uint32_t w = atomic_load_explicit(&file->ra_window, memory_order_relaxed);
 	int64_t next;
@@ -237,13 +239,13 @@ void wtio_ra_marked(struct wtio_file *file, struct wtio_folio *folio,
 		return;
 	if (!max)
 		return;
-	w = w ? w * 2 : 4 * ctx->folio_size;
+	w = w ? w * 2 : 4 * inode->folio_size;
 	if (w > max)
 		w = max;
 	atomic_store_explicit(&file->ra_window, w, memory_order_relaxed);
 	next = atomic_load_explicit(&file->ra_next, memory_order_relaxed);
 	if (next <= 0)
 		return;
-	wtio_ra_async(file, (uint64_t)next >> ctx->folio_shift, w, isize,
+	wtio_ra_async(file, (uint64_t)next >> inode->folio_shift, w, isize,
 		      dontcache);
 }

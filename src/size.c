@@ -198,7 +198,7 @@ static void truncate_one(struct wtio_inode *inode, struct wtio_folio *f,
 			 void *arg)
 {
 	int64_t size = *(int64_t *)arg;
-	uint32_t fs = inode->ctx->folio_size;
+	uint32_t fs = inode->folio_size;
 	int64_t start = (int64_t)atomic_load(&f->index) * fs;
 	uint32_t from;
 
@@ -221,7 +221,7 @@ static void truncate_one(struct wtio_inode *inode, struct wtio_folio *f,
 void wtio_inode_cut_cache(struct wtio_inode *inode, int64_t size)
 {
 	wtio_inode_for_each_folio(inode,
-				  (uint64_t)size >> inode->ctx->folio_shift,
+				  (uint64_t)size >> inode->folio_shift,
 				  truncate_one, &size);
 }
 

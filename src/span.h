@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "ctx.h"
+#include "inode.h"
 
 /* The part of [off, off + len) from byte done on that one folio holds. */
 struct wtio_span {
@@ -16,16 +16,16 @@ struct wtio_span {
 	uint32_t from, to;	/* bytes [from, to) of the folio */
 };
 
-static inline struct wtio_span wtio_span_at(const struct wtio_ctx *ctx,
+static inline struct wtio_span wtio_span_at(const struct wtio_inode *inode,
 					    off_t off, size_t len, size_t done)
 {
 	struct wtio_span sp;
 	size_t room;
 
 	sp.pos = off + (off_t)done;
-	sp.index = (uint64_t)sp.pos >> ctx->folio_shift;
-	sp.from = (uint32_t)(sp.pos & (ctx->folio_size - 1));
-	room = ctx->folio_size - sp.from;
+	sp.index = (uint64_t)sp.pos >> inode->folio_shift;
+	sp.from = (uint32_t)(sp.pos & (inode->folio_size - 1));
+	room = inode->folio_size - sp.from;
 	sp.to = sp.from + (uint32_t)(len - done < room ? len - done : room);
 	return sp;
 }

@@ -85,7 +85,7 @@ void wtio_write_init(struct wtio_write *w, struct wtio_inode *inode,
 	 * checks: let the slot's and the folio's misses overlap them. */
 	{
 		struct wtio_folio *f = wtio_slots_peek(inode,
-			(uint64_t)off >> inode->ctx->folio_shift);
+			(uint64_t)off >> inode->folio_shift);
 
 		if (f)
 			__builtin_prefetch(f, 1);
@@ -263,7 +263,7 @@ static int write_prepare_blocks(struct wtio_inode *inode,
 {
 	uint32_t bs = inode->block_size;
 	int64_t base = (int64_t)atomic_load(&folio->index) <<
-		       inode->ctx->folio_shift;
+		       inode->folio_shift;
 	uint64_t partial = 0, uptodate, zero = 0, read = 0;
 	uint64_t b;
 
@@ -312,7 +312,7 @@ static int write_begin(struct wtio_write *w, struct wtio_write_folio *wf)
 	bool nowait = (w->flags & WTIO_NOWAIT) && !clean;
 	int ret;
 
-	wf->sp = wtio_span_at(inode->ctx, w->off, w->len, w->done);
+	wf->sp = wtio_span_at(inode, w->off, w->len, w->done);
 	wf->isize = wtio_inode_size(inode);
 	wf->uptodate = clean ? whole_blocks(inode, wf->sp.from, wf->sp.to) :
 			       wtio_ifs_mask(inode, wf->sp.from, wf->sp.to);

@@ -102,7 +102,7 @@ static bool wb_quota_done(const struct wtio_inode *inode,
 			  const struct wtio_ioend *cur, int64_t next,
 			  uint64_t written, uint64_t quota)
 {
-	uint32_t shift = inode->ctx->folio_shift;
+	uint32_t shift = inode->folio_shift;
 	uint64_t sw;
 	int64_t end;
 
@@ -218,9 +218,9 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 		.max_inflight = aio ? WB_DEPTH : WB_SYNC_BACKEND_DEPTH,
 		.batch = aio ? WB_SEND_BATCH : 0 };
 	struct wtio_wb_ctl *wbc = &local;
-	uint64_t first = (uint64_t)start >> ctx->folio_shift;
+	uint64_t first = (uint64_t)start >> inode->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
-		(uint64_t)(end - 1) >> ctx->folio_shift;
+		(uint64_t)(end - 1) >> inode->folio_shift;
 	/* A sync or started pass writes what was dirty when it began, so
 	 * that writers dirtying more cannot keep it going forever. */
 	uint64_t cutoff = expired_before ? expired_before :
@@ -266,7 +266,7 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 			struct wtio_folio *f = v[i];
 
 			if (wb_quota_done(inode, cur, (int64_t)atomic_load(
-						  &f->index) << ctx->folio_shift,
+						  &f->index) << inode->folio_shift,
 					  written, nr_to_write))
 				goto skip;
 			if (!wtio_folio_trylock(f)) {
@@ -349,9 +349,9 @@ static void wait_writeback_range(struct wtio_inode *inode, int64_t start,
 				 int64_t end, bool help)
 {
 	struct wtio_ctx *ctx = inode->ctx;
-	uint64_t first = (uint64_t)start >> ctx->folio_shift;
+	uint64_t first = (uint64_t)start >> inode->folio_shift;
 	uint64_t last = end < 0 ? UINT64_MAX :
-		(uint64_t)(end - 1) >> ctx->folio_shift;
+		(uint64_t)(end - 1) >> inode->folio_shift;
 	struct wtio_folio *v[WB_WAIT_BATCH], *f;
 	uint64_t cutoff;
 	int nr, i;
@@ -422,9 +422,9 @@ static bool end_block_busy(struct wtio_inode *inode, int64_t isize)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t pos = (uint64_t)isize - 1;
-	uint64_t bit = 1ull << ((pos & (ctx->folio_size - 1)) >>
+	uint64_t bit = 1ull << ((pos & (inode->folio_size - 1)) >>
 				inode->block_shift);
-	struct wtio_folio *f = wtio_folio_lookup(inode, pos >> ctx->folio_shift);
+	struct wtio_folio *f = wtio_folio_lookup(inode, pos >> inode->folio_shift);
 	bool busy = false;
 
 	if (!f)
