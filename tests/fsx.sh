@@ -17,6 +17,12 @@
 #          cache (--keep-closed, WTIO_CONFIG_KEEP_CLOSED): reopens find
 #          the closed file's cache, the disk is checked after fsyncs and
 #          after closes that end the context
+#   tight  an XFS image kept nearly full (--tight: a filler file leaves
+#          0..SIZE bytes free, changed every few dozen operations): writes
+#          may be refused or cut short, and every one must change nothing
+#          past its count; fsync, sync_file_range and close must succeed.
+#          Each run must have had writes refused and cut, or the part
+#          was not exercised (a failure).
 #
 # The seeds come from the commit (git rev-parse HEAD of this tree) or,
 # outside git, from the date, so each commit exercises new sequences and
@@ -142,6 +148,15 @@ run_fsx() {
 		fails=$((fails + 1))
 		return 1
 	fi
+	if [ $rc -eq 0 ] && [[ " $* " == *" --tight="* ]] &&
+	   ! printf '%s\n' "$out" | tail -1 |
+		grep -q 'tight: refused [1-9][0-9]* cut [1-9]'; then
+		printf '%s\n' "$out" | tail -1
+		echo "FAIL: no write was refused or none cut short ($fs): the full filesystem was not exercised"
+		echo "  reproduce (on $fs): ${cmd[*]}"
+		fails=$((fails + 1))
+		return 1
+	fi
 	if [ $rc -eq 0 ]; then
 		printf '%s\n' "$out" | tail -1
 		# On XFS atomic writes are part of the test: a run that was
@@ -210,6 +225,15 @@ adaptive)
 		"--adaptive -f 64k -c 1m -l 2m -o 256k -N 1500 -b psync"
 	)
 	;;
+tight)
+	cfgs=(
+		"--tight=512k -f 4k -c 128k -l 1m -o 128k -N 3000 -b io_uring"
+		"--tight=1m -f 16k -c 512k -l 2m -o 300k -N 2000 -b psync"
+		"--tight=1m -f 64k -c 2m -l 2m -o 300k -N 2000 -b io_uring"
+		"--tight=1m -f 512k -c 16m -l 2m -o 300k -N 2000 -b io_uring"
+		"--tight=2m -f 1m -c 32m -l 4m -o 600k -N 1500 -b psync"
+	)
+	;;
 keep)
 	cfgs=(
 		"--keep-closed -f 4k -c 64k -l 512k -o 128k -N 3000 -b io_uring"
@@ -219,7 +243,7 @@ keep)
 	;;
 seeds) ;;
 *)
-	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive|keep]" >&2
+	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive|keep|tight]" >&2
 	exit 2
 	;;
 esac
@@ -259,9 +283,9 @@ else
 		work=$(mktemp -d "$PWD/fsx.XXXXXX")
 		dir=$work
 		fsname="local ($(stat -f -c %T "$dir" 2>/dev/null || echo '?'))"
-	elif mount_image "$part"; then
+	elif mount_image "${part/tight/xfs}"; then
 		dir=$mnt
-		fsname="$part loop image"
+		fsname="${part/tight/xfs} loop image"
 	else
 		echo "SKIP: fsx on $part: $skip_why"
 		exit 77
@@ -271,7 +295,7 @@ else
 		k=$((k + 1))
 		# Distinct per part and configuration; never 0 (0 = clock).
 		off=0
-		case $part in xfs) off=1000 ;; ext4) off=2000 ;; adaptive) off=3000 ;; keep) off=4000 ;; esac
+		case $part in xfs) off=1000 ;; ext4) off=2000 ;; adaptive) off=3000 ;; keep) off=4000 ;; tight) off=5000 ;; esac
 		seed=$(( (base + (off + k) * 1000003) % 4294967291 + 1 ))
 		configs+=("$c")
 		# An adaptive run whose seed never reached the dirty limit

@@ -44,6 +44,7 @@ struct fsx_opts {
 	int adaptive;		/* 0, or FSX_ADAPTIVE_FILE / _CTX */
 	int procs;		/* --procs: cooperating processes (1: one) */
 	bool keep_closed;	/* WTIO_CONFIG_KEEP_CLOSED */
+	uint64_t tight;		/* --tight: at most this much free, 0: off */
 	bool excluded[OP_NR];
 	const char *path;
 };
@@ -95,6 +96,15 @@ int fsx_target_wtio(struct fsx_target *t, const struct fsx_opts *o);
  * the contexts destroyed so far. */
 extern uint64_t fsx_adaptive_writethrough;
 int fsx_target_posix(struct fsx_target *t, const struct fsx_opts *o);
+
+/* ---- --tight: the filesystem kept nearly full (tight.c) ---- */
+/* Create the filler beside path (path.fill); 0, or -1 after a message. */
+int fsx_tight_start(const char *path);
+/* Grow or shrink the filler so that about want_free bytes stay free;
+ * returns what is free then. */
+uint64_t fsx_tight_set(uint64_t want_free);
+/* Remove the filler. */
+void fsx_tight_end(void);
 
 /* ---- the log of recent operations ---- */
 #define FSX_LOG_LEN 32

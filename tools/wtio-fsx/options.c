@@ -52,6 +52,12 @@ static void usage(FILE *f)
 "              the context keeps a closed file's cache\n"
 "              (WTIO_CONFIG_KEEP_CLOSED): a close then writes nothing back,\n"
 "              so the disk is checked after one that ends the context\n"
+"  --tight=SIZE\n"
+"              keep the filesystem nearly full (a filler file FILE.fill\n"
+"              leaves 0..SIZE bytes free, changed at random): writes may\n"
+"              be refused (ENOSPC) or cut short, and must change nothing\n"
+"              they did not report; fsync, sync_file_range and close must\n"
+"              still succeed (queued writes are left out)\n"
 "  --procs=N   N processes (1..64, with --posix) on FILE: the first opens\n"
 "              it and forks the others; one shadow in shared memory, each\n"
 "              operation of any process under one lock (for one cache\n"
@@ -108,6 +114,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		{ "adaptive", optional_argument, NULL, 'A' },
 		{ "procs", required_argument, NULL, 'p' },
 		{ "keep-closed", no_argument, NULL, 'K' },
+		{ "tight", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -147,6 +154,13 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		case 'k': o->keep = true; break;
 		case 'P': o->posix = true; break;
 		case 'K': o->keep_closed = true; break;
+		case 'T':
+			o->tight = parse_size(optarg, "--tight");
+			if (!o->tight) {
+				fprintf(stderr, "wtio-fsx: --tight needs a size > 0\n");
+				exit(2);
+			}
+			break;
 		case 'A':
 			if (!optarg || !strcmp(optarg, "file"))
 				o->adaptive = FSX_ADAPTIVE_FILE;
@@ -197,6 +211,14 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		fprintf(stderr, "wtio-fsx: --procs needs --posix\n");
 		exit(2);
 	}
+	if (o->tight && o->procs > 1) {
+		fprintf(stderr, "wtio-fsx: --tight is for one process\n");
+		exit(2);
+	}
+	/* A queued write's shadow is written at submit, before its result
+	 * says how much of it went in. */
+	if (o->tight)
+		o->excluded[OP_ASYNC] = true;
 	if (o->posix) {
 		/* No wtio flags in plain POSIX I/O. */
 		o->excluded[OP_NOSERIAL] = true;

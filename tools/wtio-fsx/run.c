@@ -19,6 +19,7 @@ struct fsx {
 	uint64_t op;		/* current operation number */
 	uint64_t counts[OP_NR];
 	uint64_t nowait_eagain, disk_checks;
+	uint64_t refused, cut;	/* --tight: writes refused, cut short */
 	uint32_t atomic_min, atomic_max;
 	uint8_t *buf, *buf2;	/* 2 * max_op + 64 each */
 };
@@ -150,7 +151,11 @@ static void write_and_check(struct fsx *x, enum fsx_op kind, uint64_t off,
 	uint8_t *p = x->buf + below(x, 8);
 	int nsegs = (flags & WTIO_ATOMIC) ? 1 : pick_segs(x);
 	ssize_t n;
-	uint64_t lo, hi;
+	/* The written range and a little around it reads back (all of it:
+	 * a write refused or cut short changes nothing past its count). */
+	uint64_t lo = off > 700 ? off - 700 : 0;
+	uint64_t hi = off + len + 700 < x->o->max_len ? off + len + 700 :
+							 x->o->max_len;
 
 	fsx_fill(p, len, x->op, off);
 	fsx_log(x->op, "%s 0x%llx+0x%zx [%s] segs %d", fsx_op_names[kind],
@@ -163,6 +168,19 @@ static void write_and_check(struct fsx *x, enum fsx_op kind, uint64_t off,
 	}
 	if ((flags & WTIO_NOWAIT) && n > 0 && (size_t)n < len)
 		len = (size_t)n;	/* stopped where it would block */
+	if (x->o->tight && (n == -ENOSPC || n == -EDQUOT)) {
+		x->refused++;
+		check_size(x);
+		check_read(x, lo, (size_t)(hi - lo), 0, 1);
+		return;
+	}
+	/* Out of room part way, as the kernel's write stops; an untorn
+	 * write is whole or nothing. */
+	if (x->o->tight && n > 0 && (size_t)n < len &&
+	    !(flags & WTIO_ATOMIC)) {
+		x->cut++;
+		len = (size_t)n;
+	}
 	if (n != (ssize_t)len)
 		fsx_fail(x->op, "%s 0x%llx+0x%zx [%s] returned %zd (%s)",
 			 fsx_op_names[kind], (unsigned long long)off, len,
@@ -170,9 +188,6 @@ static void write_and_check(struct fsx *x, enum fsx_op kind, uint64_t off,
 	fsx_shadow_write(&x->s, p, len, off);
 	x->counts[kind]++;
 	check_size(x);
-	/* The written range and a little around it reads back. */
-	lo = off > 700 ? off - 700 : 0;
-	hi = off + len + 700 < x->o->max_len ? off + len + 700 : x->o->max_len;
 	check_read(x, lo, (size_t)(hi - lo), 0, 1);
 	/* Write-through and DSYNC writes have reached the backing file when
 	 * they return. */
@@ -477,6 +492,8 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 		fprintf(stderr, "wtio-fsx: out of memory\n");
 		return 2;
 	}
+	if (o->tight && fsx_tight_start(o->path))
+		return 2;
 	ret = t->ops->open(t, true);
 	if (ret)
 		return 2;
@@ -514,8 +531,18 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 			tty = false;
 	}
 	for (x.op = 1; x.op <= o->nr_ops; x.op++) {
-		enum fsx_op op = pick_op(&x, total);
+		enum fsx_op op;
 
+		/* Now and then a new amount of free space, none at times. */
+		if (o->tight && (x.op == 1 || below(&x, 32) == 0)) {
+			uint64_t want = below(&x, 4) ?
+					below(&x, o->tight + 1) & ~4095ull : 0;
+
+			fsx_log(x.op, "tight: %llu bytes free (wanted %llu)",
+				(unsigned long long)fsx_tight_set(want),
+				(unsigned long long)want);
+		}
+		op = pick_op(&x, total);
 		fsx_shadow_lock(&x.s);
 		switch (op) {
 		case OP_READ: do_read(&x); break;
@@ -577,7 +604,12 @@ int fsx_run(const struct fsx_opts *o, struct fsx_target *t)
 	if (o->adaptive)
 		printf(" adaptive-writethrough %llu",
 		       (unsigned long long)fsx_adaptive_writethrough);
+	if (o->tight)
+		printf(" tight: refused %llu cut %llu",
+		       (unsigned long long)x.refused,
+		       (unsigned long long)x.cut);
 	printf("\n");
+	fsx_tight_end();
 	free(x.buf);
 	free(x.buf2);
 	fsx_shadow_free(&x.s);
