@@ -401,6 +401,24 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	if (!err) {
 		got = want;
 	} else {
+		/* ext4 keeps what a failed fallocate did allocate: the
+		 * chunk's part past the write would stay allocated, counted
+		 * nowhere, and a later write the kernel accepts found no
+		 * room. Past the write is past EOF here (only an extending
+		 * write asks for more than b), past what we knew allocated
+		 * (cur), and not another program's (resv_theirs). */
+		int64_t from = b > cur ? b : cur;
+
+		if (from < inode->resv_theirs)
+			from = inode->resv_theirs;
+		if (want > from)
+			wtio_sys_fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE |
+					   FALLOC_FL_KEEP_SIZE, from,
+					   want - from);
+		/* What the halving's failed tries leave past EOF goes
+		 * back with the rest (resv_punch_past). */
+		if (b > inode->resv_max)
+			inode->resv_max = b;
 		got = resv_fit(inode, cur, b, &err);
 		if (got < b && resv_nospace(err) && resv_trim_others(inode))
 			got = resv_fit(inode, got, b, &err);
