@@ -415,10 +415,11 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			wtio_sys_fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE |
 					   FALLOC_FL_KEEP_SIZE, from,
 					   want - from);
-		/* What the halving's failed tries leave past EOF goes
-		 * back with the rest (resv_punch_past). */
-		if (b > inode->resv_max)
-			inode->resv_max = b;
+		/* What is left past EOF (ext4 ignores the punch there, and
+		 * the halving's failed tries leave some too) goes back with
+		 * the rest (resv_punch_past, wtio_inode_give_back_tail). */
+		if (want > inode->resv_max)
+			inode->resv_max = want;
 		got = resv_fit(inode, cur, b, &err);
 		if (got < b && resv_nospace(err) && resv_trim_others(inode))
 			got = resv_fit(inode, got, b, &err);
@@ -520,6 +521,14 @@ void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size)
 	resv_punch_past(inode, size);
 	/* Nothing is shared past the new end any more. */
 	wtio_resv_shared_clamp(inode, size);
+}
+
+bool wtio_reserve_holds_past(struct wtio_inode *inode)
+{
+	int64_t t = inode->tail_unit, isize = wtio_inode_size(inode);
+
+	return inode->resv_state == RESV_TRACK &&
+	       inode->resv_max > ((isize + t - 1) & ~(t - 1));
 }
 
 bool wtio_reserve_trim_tail(struct wtio_inode *inode)

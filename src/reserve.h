@@ -59,6 +59,9 @@ bool wtio_reserve_tail_missing(struct wtio_inode *inode, int64_t from,
  * whether anything was there. Caller holds i_rwsem exclusive.
  */
 bool wtio_reserve_trim_tail(struct wtio_inode *inode);
+/* Whether wtio allocated anything past the end's filesystem block.
+ * Caller holds i_rwsem. */
+bool wtio_reserve_holds_past(struct wtio_inode *inode);
 /* The backing file was empty when the inode was set up: start tracking
  * with what the first write would have found, without its SEEK_HOLE and
  * FIEMAP calls. */

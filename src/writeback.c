@@ -20,6 +20,7 @@
 #include "stripe.h"
 #include "reaper.h"
 #include "reserve.h"
+#include "size.h"
 
 /* Folios looked at per pass over an inode's dirty list: an array on the
  * stack, so that fsync and close cannot fail (or, worse, succeed without
@@ -461,7 +462,11 @@ int wtio_inode_settle_tail(struct wtio_inode *inode, int64_t from,
 bool wtio_inode_give_back_tail(struct wtio_inode *inode, bool nowait)
 {
 	int64_t isize = wtio_inode_size(inode);
+	int64_t from = atomic_load(&inode->disk_size_lb);
+	int ret;
 
+	if (!wtio_reserve_holds_past(inode))
+		return false;
 	if (isize && inode->tail_unit < inode->block_size &&
 	    end_block_busy(inode, isize)) {
 		if (nowait)
@@ -472,5 +477,25 @@ bool wtio_inode_give_back_tail(struct wtio_inode *inode, bool nowait)
 		if (end_block_busy(inode, isize))
 			return false;
 	}
-	return wtio_reserve_trim_tail(inode);
+	wtio_reserve_trim_tail(inode);
+	if (nowait)
+		return true;
+	/*
+	 * ext4 ignores a punch past the end of file; only a truncate frees
+	 * blocks there. Truncated to i_size, the backing file must hold all
+	 * the data below it: what lies past its size is written back first
+	 * (nothing else past i_size is ours to keep: the end block is idle,
+	 * and dirty data past the backing file's size has been written).
+	 */
+	if (from > isize)
+		from = isize;
+	from &= ~(int64_t)(inode->block_size - 1);
+	if (from < isize) {
+		ret = wtio_writeback_range(inode, from, isize, WB_SYNC, 0, 0);
+		wtio_wait_writeback_range(inode, from, isize);
+		if (ret)
+			return true;
+	}
+	wtio_inode_set_disk_size(inode, isize, true);
+	return true;
 }

@@ -39,12 +39,6 @@
 
 static char filler[256];
 
-/* Take every block left: fallocate in halving sizes until even 4 KiB
- * is refused. The probe of check_full is made first (a create needs
- * room too). The sync() cleans every file; redirty_fd, if not -1, is
- * dirtied again after it, so that the fallocate refusals (after which
- * XFS trims the speculative preallocation of clean files) leave its
- * preallocation be. */
 /* The file a case starts from: LEN bytes of BUF, on disk. */
 static void write_old_file(const char *path, const void *buf, size_t len)
 {
@@ -56,6 +50,12 @@ static void write_old_file(const char *path, const void *buf, size_t len)
 	close(fd);
 }
 
+/* Take every block left: fallocate in halving sizes until even 4 KiB
+ * is refused. The probe of check_full is made first (a create needs
+ * room too). The sync() cleans every file; redirty_fd, if not -1, is
+ * dirtied again after it, so that the fallocate refusals (after which
+ * XFS trims the speculative preallocation of clean files) leave its
+ * preallocation be. */
 static void fill_completely(int redirty_fd)
 {
 	char p[256];

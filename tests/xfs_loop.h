@@ -44,7 +44,14 @@ static struct {
 	int mounted;
 	int hooks;
 	char why[256];
+	/* NULL: xfs; "ext4" for the tests that compare the two */
+	const char *fstype;
 } xl;
+
+static inline const char *xl_fstype(void)
+{
+	return xl.fstype ? xl.fstype : "xfs";
+}
 
 static inline int xl_run(const char *cmd)
 {
@@ -158,10 +165,12 @@ static inline int xl_check_env(void)
 	    access("/dev/loop0", F_OK) != 0)
 		return xl_set(XL_SKIP,
 			      "no loop devices (/dev/loop-control missing)");
-	if (!xl_have_cmd("mkfs.xfs") || !xl_have_cmd("losetup") ||
+	char mkfs[32];
+
+	snprintf(mkfs, sizeof(mkfs), "mkfs.%s", xl_fstype());
+	if (!xl_have_cmd(mkfs) || !xl_have_cmd("losetup") ||
 	    !xl_have_cmd("mount") || !xl_have_cmd("umount"))
-		return xl_set(XL_SKIP,
-			      "mkfs.xfs (xfsprogs), losetup or mount missing");
+		return xl_set(XL_SKIP, "%s, losetup or mount missing", mkfs);
 	return XL_OK;
 }
 
@@ -205,13 +214,17 @@ static inline int xl_make_sized(const char *base, const char *tag,
 			      strerror(ret));
 	}
 	close(fd);
-	snprintf(cmd, sizeof(cmd), "%smkfs.xfs -f -q %s '%s'",
-		 small ? "TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 " : "",
-		 mkfs_opts, xl.img);
+	if (xl.fstype)
+		snprintf(cmd, sizeof(cmd), "mkfs.%s -F -q %s '%s'", xl.fstype,
+			 mkfs_opts, xl.img);
+	else
+		snprintf(cmd, sizeof(cmd), "%smkfs.xfs -f -q %s '%s'",
+			 small ? "TEST_DIR=1 TEST_DEV=1 QA_CHECK_FS=1 " : "",
+			 mkfs_opts, xl.img);
 	if (xl_run(cmd) != 0)
 		return xl_set(small ? XL_SKIP : XL_FAIL,
-			      "mkfs.xfs %s refuses a %lld MiB image", mkfs_opts,
-			      size >> 20);
+			      "mkfs.%s %s refuses a %lld MiB image",
+			      xl_fstype(), mkfs_opts, size >> 20);
 	return XL_OK;
 }
 
@@ -227,12 +240,12 @@ static inline int xl_mount_loop(void)
 {
 	char cmd[512];
 
-	snprintf(cmd, sizeof(cmd), "mount -t xfs -o loop '%s' '%s'", xl.img,
-		 xl.mnt);
+	snprintf(cmd, sizeof(cmd), "mount -t %s -o loop '%s' '%s'",
+		 xl_fstype(), xl.img, xl.mnt);
 	if (xl_run(cmd) != 0)
-		return xl_set(XL_SKIP, "cannot mount an XFS image here (mount "
+		return xl_set(XL_SKIP, "cannot mount an %s image here (mount "
 			      "-o loop failed: no privilege, no loop device or "
-			      "no XFS)");
+			      "no %s)", xl_fstype(), xl_fstype());
 	xl.mounted = 1;
 	return XL_OK;
 }
