@@ -249,6 +249,53 @@ static int upgrade_rdwr(int fd, int oflags, const char *pp)
 	return 0;
 }
 
+/*
+ * Passed through, a description upgrade_rdwr made readable goes back to
+ * what the kernel gave the program: a write-only one, at the same
+ * position, on each of its descriptors (else reads, sendfile, mmap and
+ * an exec'd child could read through a write-only descriptor). Not
+ * where the program may hold a lock on the file: the dup3 would drop a
+ * POSIX record lock, an OFD lock or a flock would stay with the old
+ * description; there it stays readable (docs/SHIM.md, Limits). reg_lock
+ * and o's io_lock held.
+ */
+static void restore_wronly(struct shim_ofd *o)
+{
+	int i, fl, fdf, nfd = -1, high = atomic_load(&table_high);
+	char pp[64];
+	off_t pos;
+
+	if ((o->oflags & O_ACCMODE) != O_WRONLY)
+		return;
+	for (i = 0; i < high; i++) {
+		if (atomic_load(&table[i]) != o)
+			continue;
+		if (nfd < 0) {
+			fl = real.fcntl(i, F_GETFL);
+			if (fl < 0 || (fl & O_ACCMODE) != O_RDWR ||
+			    shim_lock_held_on(i) || proc_path(i, pp, sizeof(pp)))
+				return;
+			pos = real.lseek(i, 0, SEEK_CUR);
+			nfd = real.open(pp, O_WRONLY | O_NOCTTY | O_CLOEXEC |
+					(fl & (O_APPEND | O_NONBLOCK | O_DSYNC |
+					       O_SYNC | O_NOATIME | O_LARGEFILE |
+					       O_DIRECT | O_ASYNC)));
+			if (nfd < 0 || (pos >= 0 &&
+					real.lseek(nfd, pos, SEEK_SET) != pos)) {
+				shim_debug("fd %d: stays readable: no write-only reopen (%s)",
+					   i, strerror(errno));
+				if (nfd >= 0)
+					real.close(nfd);
+				return;
+			}
+		}
+		fdf = real.fcntl(i, F_GETFD);
+		real.dup3(nfd, i, fdf >= 0 && (fdf & FD_CLOEXEC) ? O_CLOEXEC : 0);
+	}
+	if (nfd >= 0)
+		real.close(nfd);
+}
+
 static const char *lease_why(int err)
 {
 	switch (err) {
@@ -588,6 +635,8 @@ long inode_around(struct shim_inode *ino, around_fn fn, void *arg,
 		}
 		/* after the write-back: then another opener may go on */
 		inode_release(ino);
+		for (o = ino->ofds; o; o = o->inode_next)
+			restore_wronly(o);
 	}
 	for (o = ino->ofds; o; o = o->inode_next)
 		ofd_io_done(o);

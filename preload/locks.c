@@ -68,6 +68,21 @@ static void parked_del(int i)
 	atomic_store(&any_parked, nr_parked_fds);
 }
 
+bool shim_lock_held_on(int fd)
+{
+	struct stat st;
+	bool held;
+
+	if (!atomic_load(&any_locked))
+		return false;
+	if (real.fstat(fd, &st) < 0)
+		return true;
+	pthread_mutex_lock(&park_lock);
+	held = locked_find(st.st_dev, st.st_ino) >= 0;
+	pthread_mutex_unlock(&park_lock);
+	return held;
+}
+
 /* Anything noted or parked (unlocked: a hint for fast paths). */
 bool shim_locks_any(void)
 {

@@ -499,7 +499,8 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		}
 		/* noted first: a close by the shim meanwhile must not drop
 		 * the lock (see locks.c) */
-		if ((cmd == F_SETLK || cmd == F_SETLKW) && fl.l_type != F_UNLCK)
+		if ((cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
+		     cmd == F_OFD_SETLKW) && fl.l_type != F_UNLCK)
 			shim_lock_note(fd);
 		return lock_call(fd, cmd, &fl, user);
 	}
@@ -668,6 +669,10 @@ SHIM_API int flock(int fd, int op)
 		errno = ENOSYS;
 		return -1;
 	}
+	/* the description must stay the program's (fdtable.c's
+	 * restore_wronly replaces it otherwise) */
+	if (!(op & LOCK_UN))
+		shim_lock_note(fd);
 	return next(fd, op);
 }
 

@@ -296,7 +296,8 @@ extern __thread int shim_handoff_fd;
 int shim_lib_open(const char *path, int flags, ...);
 
 /* ---- locks.c: the program's POSIX record locks vs the shim's closes ---- */
-/* Before the program takes a POSIX record lock (F_SETLK/F_SETLKW) on fd. */
+/* Before the program takes a lock on fd: a POSIX record lock
+ * (F_SETLK/F_SETLKW), an OFD lock or a flock. */
 void shim_lock_note(int fd);
 /* Close a descriptor the shim or libwtio opened itself (not in the table);
  * kept open ("parked") while the program may hold POSIX locks on its file,
@@ -307,6 +308,9 @@ int shim_close_own(int fd);
 void shim_lock_prog_close(int fd);
 void shim_lock_range_closed(unsigned int first, unsigned int last);
 bool shim_locks_any(void);
+/* Whether the program may hold a lock on fd's file (a POSIX record lock,
+ * an OFD lock or a flock noted before it was taken). */
+bool shim_lock_held_on(int fd);
 /* An open by libwtio (shim_lib_open): a parked descriptor to reuse, or
  * -1. */
 int shim_unpark(int dirfd, const char *path, int flags);
