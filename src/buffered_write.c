@@ -54,7 +54,10 @@ static int write_copy(struct wtio_write *w, const struct iovec *iov,
 	if (ret)
 		return ret;
 	fit = wtio_reserve_write(w->inode, w->off, w->len, sparse);
-	if (wtio_write_room_again(w, fit))
+	ret = wtio_write_room_again(w, fit);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		fit = wtio_reserve_write(w->inode, w->off, w->len, sparse);
 	if (fit < 0) {
 		wtio_write_unlock(w);

@@ -430,11 +430,29 @@ void wtio_write_finish(struct wtio_write *w, int err)
 		wtio_inode_tail_end(w->inode, w->undo, err != 0, false);
 }
 
-bool wtio_write_room_again(struct wtio_write *w, ssize_t fit)
+int wtio_write_room_again(struct wtio_write *w, ssize_t fit)
 {
-	if (w->shared)
-		return false;
+	struct wtio_inode *inode = w->inode;
+	int ret;
+
 	if (fit >= 0 ? (size_t)fit >= w->len : fit != -ENOSPC && fit != -EDQUOT)
-		return false;
-	return wtio_inode_give_back_tail(w->inode, w->flags & WTIO_NOWAIT);
+		return 0;
+	if (w->shared) {
+		/* A NOSERIAL write inside the size: the file's own space
+		 * goes back only under the exclusive lock (a hole inside the
+		 * file was cut short where the kernel accepts the write). */
+		if (w->flags & WTIO_NOWAIT)
+			return 0;
+		wtio_inode_tail_drop(inode, w->undo);
+		wtio_rwsem_unlock(inode);
+		w->shared = false;
+		ret = wtio_write_lock(w, false);
+		if (ret)
+			return ret;
+		/* Unlocked for a while: what was reserved may have gone
+		 * with a truncate meanwhile. */
+		wtio_inode_give_back_tail(inode, false);
+		return 1;
+	}
+	return wtio_inode_give_back_tail(inode, w->flags & WTIO_NOWAIT);
 }

@@ -87,10 +87,12 @@ void wtio_write_unlock(struct wtio_write *w);
 void wtio_write_finish(struct wtio_write *w, int err);
 
 /*
- * The write's reservation came back short (fit: bytes, or -errno):
- * whether to reserve once more, after the file's own space past its end
- * went back (wtio_inode_give_back_tail). Not under a shared lock.
+ * The write's reservation came back short (fit: bytes, or -errno): 1 to
+ * reserve once more, after the file's own space past its end went back
+ * (wtio_inode_give_back_tail), 0 not, or -errno with the file lock no
+ * longer held. A write holding the lock shared (NOSERIAL) takes it
+ * exclusive first (not with WTIO_NOWAIT): w->shared is false then.
  */
-bool wtio_write_room_again(struct wtio_write *w, ssize_t fit);
+int wtio_write_room_again(struct wtio_write *w, ssize_t fit);
 
 #endif

@@ -99,7 +99,10 @@ ssize_t wtio_writethrough_copy(struct wtio_file *file, const struct iovec *iov,
 	 * copied, so a write cut short leaves nothing past its count. */
 	fit = wtio_reserve_through(inode, off, len, flags & WTIO_DSYNC,
 				   w.shared);
-	if (wtio_write_room_again(&w, fit))
+	ret = wtio_write_room_again(&w, fit);
+	if (ret < 0)
+		return ret;
+	if (ret)
 		fit = wtio_reserve_through(inode, off, len,
 					   flags & WTIO_DSYNC, w.shared);
 	if (fit < 0) {

@@ -8,7 +8,9 @@
  *
  * 1. A file with a chunk reserved ahead of appends (write-back appends
  *    past a truncated size), then a 900000-byte write into a hole of it
- *    with 1.5 MB free: the kernel accepts it whole (before: 351968).
+ *    with 1.5 MB free: the kernel accepts it whole (before: 351968),
+ *    in write-back and as a NOSERIAL write-through write (which holds
+ *    the file lock shared, and takes it exclusive for the give-back).
  * 2. ext4 keeps what a failed fallocate allocated: an append whose chunk
  *    did not fit left blocks past the end counted nowhere, and a 2-block
  *    write into a hole with 8 KiB free got ENOSPC (the kernel: accepted;
@@ -96,7 +98,7 @@ static void write_old_file(const char *path, size_t len, uint8_t *img)
 }
 
 /* Case 1: the file's own chunk ahead given back. */
-static void case_own_chunk(const char *fs)
+static void case_own_chunk(const char *fs, unsigned int flags)
 {
 	const int64_t size0 = 100000, tsize = 2000000, alen = 70000;
 	const int64_t hoff = 500000, hlen = 900000;
@@ -119,10 +121,10 @@ static void case_own_chunk(const char *fs)
 	/* an append: reserves a chunk past its end */
 	CHECK_EQ(wtio_pwrite(f, img + tsize, alen, tsize, 0), alen);
 	memset(buf, 'h', hlen);
-	n = wtio_pwrite(f, buf, hlen, hoff, 0);
+	n = wtio_pwrite(f, buf, hlen, hoff, flags);
 	CHECKF(n == hlen,
-	       "%s: a write of %lld into a hole with 1.5 MB free returned %zd (%s); the kernel accepts it",
-	       fs, (long long)hlen, n, n < 0 ? strerror((int)-n) : "short");
+	       "%s, flags 0x%x: a write of %lld into a hole with 1.5 MB free returned %zd (%s); the kernel accepts it",
+	       fs, flags, (long long)hlen, n, n < 0 ? strerror((int)-n) : "short");
 	memcpy(img + hoff, buf, hlen);
 	ret = wtio_fsync(f);
 	CHECKF(ret == 0, "fsync: %d (%s)", ret, strerror(-ret));
@@ -133,8 +135,8 @@ static void case_own_chunk(const char *fs)
 	unlink(path);
 	free(img);
 	free(buf);
-	printf("  %s: a file's own chunk ahead given back for a write into its hole: ok\n",
-	       fs);
+	printf("  %s, flags 0x%x: a file's own chunk ahead given back for a write into its hole: ok\n",
+	       fs, flags);
 }
 
 /* Case 2: what a failed chunk left past the end given back. */
@@ -182,7 +184,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("enospc_own_space: XFS\n");
 	xl_setup_shm_or_exit("enospc-own-xfs", 128ll << 20, "");
-	case_own_chunk("xfs");
+	case_own_chunk("xfs", 0);
+	case_own_chunk("xfs", WTIO_WRITETHROUGH | WTIO_NOSERIAL);
 	case_failed_chunk("xfs", 32768);
 	xl_cleanup();
 
@@ -193,7 +196,8 @@ int main(void)
 		printf("%s: %s\n", ret == XL_SKIP ? "SKIP" : "FAIL", xl.why);
 		return ret == XL_SKIP ? 77 : 1;
 	}
-	case_own_chunk("ext4");
+	case_own_chunk("ext4", 0);
+	case_own_chunk("ext4", WTIO_WRITETHROUGH | WTIO_NOSERIAL);
 	case_failed_chunk("ext4", 8192);
 	xl_cleanup();
 	printf("enospc_own_space: PASS\n");
