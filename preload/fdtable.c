@@ -267,6 +267,10 @@ static void restore_wronly(struct shim_ofd *o)
 
 	if ((o->oflags & O_ACCMODE) != O_WRONLY)
 		return;
+	/* The table read and the dup3s under table_lock: a close of one of
+	 * the numbers (fd_remove, then the real close) is either before
+	 * (the number is not o's any more) or after (it closes ours). */
+	pthread_rwlock_rdlock(&table_lock);
 	for (i = 0; i < high; i++) {
 		if (atomic_load(&table[i]) != o)
 			continue;
@@ -274,7 +278,7 @@ static void restore_wronly(struct shim_ofd *o)
 			fl = real.fcntl(i, F_GETFL);
 			if (fl < 0 || (fl & O_ACCMODE) != O_RDWR ||
 			    shim_lock_held_on(i) || proc_path(i, pp, sizeof(pp)))
-				return;
+				break;
 			pos = real.lseek(i, 0, SEEK_CUR);
 			nfd = real.open(pp, O_WRONLY | O_NOCTTY | O_CLOEXEC |
 					(fl & (O_APPEND | O_NONBLOCK | O_DSYNC |
@@ -286,14 +290,32 @@ static void restore_wronly(struct shim_ofd *o)
 					   i, strerror(errno));
 				if (nfd >= 0)
 					real.close(nfd);
-				return;
+				nfd = -1;
+				break;
 			}
 		}
 		fdf = real.fcntl(i, F_GETFD);
 		real.dup3(nfd, i, fdf >= 0 && (fdf & FD_CLOEXEC) ? O_CLOEXEC : 0);
 	}
+	pthread_rwlock_unlock(&table_lock);
 	if (nfd >= 0)
 		real.close(nfd);
+}
+
+void shim_lock_note_served(int fd)
+{
+	struct shim_ofd *o = fd_get(fd);
+
+	/* Not while a pass-through swaps the description (restore_wronly,
+	 * under the exclusive io_lock): noted before it looks, or taken
+	 * on the new description after it. */
+	if (o)
+		ofd_io_read(o);
+	shim_lock_note(fd);
+	if (o) {
+		ofd_io_done(o);
+		ofd_put(o);
+	}
 }
 
 static const char *lease_why(int err)

@@ -501,7 +501,7 @@ static int shim_fcntl(int fd, int cmd, void *arg)
 		 * the lock (see locks.c) */
 		if ((cmd == F_SETLK || cmd == F_SETLKW || cmd == F_OFD_SETLK ||
 		     cmd == F_OFD_SETLKW) && fl.l_type != F_UNLCK)
-			shim_lock_note(fd);
+			shim_lock_note_served(fd);
 		return lock_call(fd, cmd, &fl, user);
 	}
 	switch (cmd) {
@@ -672,7 +672,7 @@ SHIM_API int flock(int fd, int op)
 	/* the description must stay the program's (fdtable.c's
 	 * restore_wronly replaces it otherwise) */
 	if (!(op & LOCK_UN))
-		shim_lock_note(fd);
+		shim_lock_note_served(fd);
 	return next(fd, op);
 }
 

@@ -311,6 +311,9 @@ bool shim_locks_any(void);
 /* Whether the program may hold a lock on fd's file (a POSIX record lock,
  * an OFD lock or a flock noted before it was taken). */
 bool shim_lock_held_on(int fd);
+/* shim_lock_note for the program's lock calls (fdtable.c): ordered with
+ * a pass-through's swap of a write-only descriptor's description. */
+void shim_lock_note_served(int fd);
 /* An open by libwtio (shim_lib_open): a parked descriptor to reuse, or
  * -1. */
 int shim_unpark(int dirfd, const char *path, int flags);

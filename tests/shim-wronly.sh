@@ -15,12 +15,6 @@ PY=$(command -v python3 || true)
 [ -n "$PY" ] || skip "python3 not installed"
 
 D=$SERVED
-srun() {
-	local mode=$1
-	shift
-	timeout 60 "$WTIO_RUN" --preload="$WTIO_PRELOAD" --mode="$mode" \
-		--paths="$SERVED" --cache-size=64M "$@"
-}
 
 cat >"$SHIM_TMP/wo.py" <<'EOF'
 import errno, mmap, os, sys
@@ -65,12 +59,12 @@ EOF
 
 for mode in $MODES; do
 	rm -rf "${D:?}"/*
-	out=$(srun "$mode" -- "$PY" "$SHIM_TMP/wo.py" "$D" 2>&1) ||
+	out=$(run "$mode" -- "$PY" "$SHIM_TMP/wo.py" "$D" 2>&1) ||
 		fail "python ($mode): $out"
 	[ "$out" = ok ] || fail "a write-only descriptor passed through ($mode): $out"
 	# a shell's descriptor, passed through by the fork of cat
 	rm -f "$D/wo"
-	out=$(srun "$mode" -- bash -c '
+	out=$(run "$mode" -- bash -c '
 		exec 3>"$1/wo"
 		echo secret >&3
 		awk "/^flags:/ { print \$2 }" /proc/$$/fdinfo/3

@@ -97,6 +97,20 @@ static void write_old_file(const char *path, size_t len, uint8_t *img)
 	close(fd);
 }
 
+/* The end of a case: fsync 0, the disk holds img, the fs emptied. */
+static void finish_case(struct wtio_ctx *ctx, struct wtio_file *f,
+			const char *path, const uint8_t *img, size_t size)
+{
+	int ret = wtio_fsync(f);
+
+	CHECKF(ret == 0, "fsync: %d (%s)", ret, strerror(-ret));
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	t_check_disk_equals(path, img, size);
+	unfill();
+	unlink(path);
+}
+
 /* Case 1: the file's own chunk ahead given back. */
 static void case_own_chunk(const char *fs, unsigned int flags)
 {
@@ -108,7 +122,6 @@ static void case_own_chunk(const char *fs, unsigned int flags)
 	struct wtio_file *f;
 	char path[256];
 	ssize_t n;
-	int ret;
 
 	xl_path(path, sizeof(path), "chunk.bin");
 	write_old_file(path, size0, img);
@@ -126,13 +139,7 @@ static void case_own_chunk(const char *fs, unsigned int flags)
 	       "%s, flags 0x%x: a write of %lld into a hole with 1.5 MB free returned %zd (%s); the kernel accepts it",
 	       fs, flags, (long long)hlen, n, n < 0 ? strerror((int)-n) : "short");
 	memcpy(img + hoff, buf, hlen);
-	ret = wtio_fsync(f);
-	CHECKF(ret == 0, "fsync: %d (%s)", ret, strerror(-ret));
-	CHECK_OK(wtio_close(f));
-	CHECK_OK(wtio_ctx_destroy(ctx));
-	t_check_disk_equals(path, img, tsize + alen);
-	unfill();
-	unlink(path);
+	finish_case(ctx, f, path, img, tsize + alen);
 	free(img);
 	free(buf);
 	printf("  %s, flags 0x%x: a file's own chunk ahead given back for a write into its hole: ok\n",
@@ -149,7 +156,6 @@ static void case_failed_chunk(const char *fs, int64_t room)
 	struct wtio_file *f;
 	char path[256];
 	ssize_t n;
-	int ret;
 
 	xl_path(path, sizeof(path), "leftover.bin");
 	write_old_file(path, size0, img);
@@ -166,13 +172,7 @@ static void case_failed_chunk(const char *fs, int64_t room)
 	       "%s: a write of %lld into a hole with %lld bytes free, after an append, returned %zd (%s); the kernel accepts it",
 	       fs, (long long)hlen, (long long)room, n, n < 0 ? strerror((int)-n) : "short");
 	memcpy(img + hoff, buf, hlen);
-	ret = wtio_fsync(f);
-	CHECKF(ret == 0, "fsync: %d (%s)", ret, strerror(-ret));
-	CHECK_OK(wtio_close(f));
-	CHECK_OK(wtio_ctx_destroy(ctx));
-	t_check_disk_equals(path, img, aoff + alen);
-	unfill();
-	unlink(path);
+	finish_case(ctx, f, path, img, aoff + alen);
 	printf("  %s: what a chunk that did not fit left past the end given back: ok\n",
 	       fs);
 }
