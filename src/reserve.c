@@ -531,15 +531,11 @@ bool wtio_reserve_holds_past(struct wtio_inode *inode)
 	       inode->resv_max > ((isize + t - 1) & ~(t - 1));
 }
 
-bool wtio_reserve_trim_tail(struct wtio_inode *inode)
+void wtio_reserve_trim_tail(struct wtio_inode *inode)
 {
-	int64_t t = inode->tail_unit, isize = wtio_inode_size(inode);
-
-	if (inode->resv_state != RESV_TRACK ||
-	    inode->resv_max <= ((isize + t - 1) & ~(t - 1)))
-		return false;
-	resv_punch_past_unit(inode, isize, t);
-	return true;
+	if (wtio_reserve_holds_past(inode))
+		resv_punch_past_unit(inode, wtio_inode_size(inode),
+				     inode->tail_unit);
 }
 
 void wtio_reserve_release(struct wtio_inode *inode)

@@ -55,10 +55,10 @@ bool wtio_reserve_tail_missing(struct wtio_inode *inode, int64_t from,
  * of the end's block of ours included). Only while that block is
  * neither dirty nor under writeback: its I/O then stops at the end's
  * filesystem block, and a later write past it reserves again (or has
- * the block written back first, wtio_reserve_tail_missing). Returns
- * whether anything was there. Caller holds i_rwsem exclusive.
+ * the block written back first, wtio_reserve_tail_missing). Caller
+ * holds i_rwsem exclusive.
  */
-bool wtio_reserve_trim_tail(struct wtio_inode *inode);
+void wtio_reserve_trim_tail(struct wtio_inode *inode);
 /* Whether wtio allocated anything past the end's filesystem block.
  * Caller holds i_rwsem. */
 bool wtio_reserve_holds_past(struct wtio_inode *inode);
