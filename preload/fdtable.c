@@ -226,9 +226,10 @@ static struct shim_inode *inode_find(dev_t dev, ino_t inum)
  * an O_RDWR description of the file, if it is the only open of the file
  * (a lease test: then the process holds no record lock on it that the
  * implicit close could drop). The program's O_WRONLY stays in o->oflags
- * (wtio refuses reads on the handle). 0, or -errno: pass through.
+ * (wtio refuses reads on the handle). 0, or -errno: pass through;
+ * *reopen says whether the read-write open failed (not the lease test).
  */
-static int upgrade_rdwr(int fd, int oflags, const char *pp)
+static int upgrade_rdwr(int fd, int oflags, const char *pp, bool *reopen)
 {
 	int nfd, err, keep = oflags & (O_APPEND | O_NONBLOCK | O_DSYNC |
 					 O_SYNC | O_NOATIME | O_LARGEFILE);
@@ -238,6 +239,7 @@ static int upgrade_rdwr(int fd, int oflags, const char *pp)
 		return err;
 	shim_lease_drop(fd);
 	nfd = real.open(pp, O_RDWR | O_NOCTTY | O_CLOEXEC | keep);
+	*reopen = nfd < 0;
 	if (nfd < 0)
 		return -errno;
 	if (real.dup3(nfd, fd, (oflags & O_CLOEXEC) ? O_CLOEXEC : 0) < 0) {
@@ -335,6 +337,7 @@ static const char *lease_why(int err)
 void shim_adopt(int fd, int oflags)
 {
 	int acc = oflags & O_ACCMODE, woflags, ret, lfd = -1, fl = -1;
+	bool reopen = false;
 	char pp[64], path[PATH_MAX];
 	struct shim_inode *ino;
 	struct shim_ofd *o;
@@ -387,7 +390,13 @@ void shim_adopt(int fd, int oflags)
 	}
 	/* No shim lock is held from here to the registration: the opens
 	 * below would wait for this process's own lease thread. */
-	ret = acc == O_WRONLY ? upgrade_rdwr(fd, oflags, pp) : 0;
+	ret = acc == O_WRONLY ? upgrade_rdwr(fd, oflags, pp, &reopen) : 0;
+	if (ret < 0 && reopen) {
+		shim_debug("%s: write-only and not readable here (%s): wtio "
+			   "reads around partial blocks; passing through",
+			   path, strerror(-ret));
+		goto passthrough;
+	}
 	if (ret == 0)
 		ret = shim_lease_take(fd);
 	if (ret < 0) {

@@ -80,4 +80,26 @@ for mode in $MODES; do
 		fail "bash's file: $(od -c "$D/wo" | head -3) ($mode)"
 	echo "ok: a write-only descriptor stays write-only when passed through, mode $mode"
 done
+
+# A write-only file its writer cannot read (mode 0200, not root): served
+# it would need reads around partial blocks, so it passes through, and
+# the debug output says why (it used to blame the lease: "not the file's
+# owner", for the owner).
+if [ "$(id -u)" = 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; then
+	chmod 711 "$SHIM_TMP"
+	W=$SHIM_TMP/open
+	mkdir -p "$W" && chmod 1777 "$W"
+	out=$(setpriv --reuid=nobody --regid=nogroup --clear-groups -- \
+		"$WTIO_RUN" --preload="$WTIO_PRELOAD" --paths="$W" --debug -- \
+		bash -c 'umask 077; : >"$1/f"; chmod 0200 "$1/f"; echo hello >"$1/f"' _ "$W" 2>&1) ||
+		fail "a 0200 file as nobody: $out"
+	grep -q "write-only and not readable here" <<<"$out" ||
+		fail "a 0200 file: the debug output does not say why it passed through: $out"
+	grep -q "not the file's owner" <<<"$out" &&
+		fail "a 0200 file: the debug output blames the lease: $out"
+	[ "$(cat "$W/f")" = hello ] || fail "a 0200 file: $(cat "$W/f")"
+	echo "ok: a write-only file its writer cannot read passes through, and says why"
+else
+	echo "skipped part (a 0200 file as another user): not root, no user nobody or no setpriv"
+fi
 exit 0
