@@ -32,12 +32,10 @@
 #include <sys/statvfs.h>
 
 #include "helpers.h"
-#include "xfs_loop.h"
+#include "t_fill.h"
 
 #define IMG_SIZE	(128ll << 20)
 #define OVER_LEN	3000
-
-static char filler[256];
 
 /* The file a case starts from: LEN bytes of BUF, on disk. */
 static void write_old_file(const char *path, const void *buf, size_t len)
@@ -50,50 +48,6 @@ static void write_old_file(const char *path, const void *buf, size_t len)
 	close(fd);
 }
 
-/* Take every block left: fallocate in halving sizes until even 4 KiB
- * is refused. The probe of check_full is made first (a create needs
- * room too). The sync() cleans every file; redirty_fd, if not -1, is
- * dirtied again after it, so that the fallocate refusals (after which
- * XFS trims the speculative preallocation of clean files) leave its
- * preallocation be. */
-static void fill_completely(int redirty_fd)
-{
-	char p[256];
-	int64_t len;
-	int fd;
-
-	fd = open(xl_path(p, sizeof(p), "hole-probe"), O_RDWR | O_CREAT | O_TRUNC,
-		  0600);
-	CHECK(fd >= 0);
-	close(fd);
-	sync();
-	if (redirty_fd != -1)
-		CHECK_EQ(pwrite(redirty_fd, "x", 1, 0), 1);
-	xl_path(filler, sizeof(filler), "filler0");
-	fd = open(filler, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	for (len = 256ll << 20; len >= 4096; len /= 2) {
-		off_t cur = 0;
-		struct stat st;
-
-		CHECK(fstat(fd, &st) == 0);
-		cur = st.st_size;
-		while (fallocate(fd, 0, cur, len) == 0)
-			cur += len;
-	}
-	CHECK(fsync(fd) == 0);
-	close(fd);
-}
-
-static void unfill(void)
-{
-	char p[256];
-
-	unlink(filler);
-	unlink(xl_path(p, sizeof(p), "hole-probe"));
-	sync();
-}
-
 /* The filesystem is full: a write into a hole of a new file is refused.
  * Without this, the cases below could pass on a filesystem with room. */
 static void check_full(struct wtio_ctx *ctx, unsigned int flags)
@@ -103,7 +57,7 @@ static void check_full(struct wtio_ctx *ctx, unsigned int flags)
 	uint8_t buf[8192];
 	ssize_t n;
 
-	xl_path(p, sizeof(p), "hole-probe");
+	snprintf(p, sizeof(p), "%s", t_fill_probe());
 	h = t_open(ctx, p, O_RDWR);
 	memset(buf, 'h', sizeof(buf));
 	n = wtio_pwrite(h, buf, sizeof(buf), 1 << 20, flags);
@@ -209,13 +163,13 @@ static void case_written_through(void)
 		CHECK_EQ(wtio_pwrite(f, buf, 4096, (off_t)i << 12,
 				     WTIO_WRITETHROUGH), 4096);
 	CHECK_OK(wtio_fsync(f));
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	check_full(ctx, 0);
 	for (m = 0; m < NR_MODES; m++)
 		overwrite_all(f, path, offs, 4, modes[m], "written through");
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	free(buf);
 	printf("  blocks written through earlier, overwritten on a full fs in %zu modes: ok\n",
@@ -250,14 +204,14 @@ static void case_own_past_size(void)
 		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), 10 << 20, 0),
 			 (long long)sizeof(buf));
 		t = t_open(ctx, tpath, O_RDWR | O_CREAT | O_TRUNC);
-		fill_completely(-1);
+		t_fill_fs(4096, -1);
 		/* A write that finds no room makes wtio give back what it
 		 * reserved ahead for other files (past the first write's
 		 * 64 KiB, say) and try again: whether this one then fits or
 		 * not, a second fill takes what came back. */
 		(void)wtio_pwrite(t, buf, 4096, 0, 0);
 		CHECK_OK(wtio_close(t));
-		fill_completely(-1);
+		t_fill_fs(4096, -1);
 		check_full(ctx, 0);
 		overwrite_all(f, path, offs, 2, modes[m],
 			      "reserved by wtio past the disk's size");
@@ -265,7 +219,7 @@ static void case_own_past_size(void)
 			   "the write-back write the writer moved on to");
 		CHECK_OK(wtio_close(f));
 		CHECK_OK(wtio_ctx_destroy(ctx));
-		unfill();
+		t_unfill_fs();
 		unlink(path);
 		unlink(tpath);
 	}
@@ -293,7 +247,7 @@ static void case_past_hole(void)
 	CHECK_EQ(pwrite(fd, buf, 1 << 20, 1 << 20), 1 << 20);
 	CHECK(fsync(fd) == 0);
 	close(fd);
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	for (m = 0; m < NR_MODES; m++) {
 		/* A context per mode: each finds the file anew (its
 		 * reservation state starts at its first write). */
@@ -305,7 +259,7 @@ static void case_past_hole(void)
 		CHECK_OK(wtio_close(f));
 		CHECK_OK(wtio_ctx_destroy(ctx));
 	}
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	free(buf);
 	printf("  blocks past a hole of an existing file, overwritten on a full fs in %zu modes: ok\n",
@@ -327,7 +281,7 @@ static void case_fsync_after_refusal(unsigned int wt_flags)
 	xl_path(path, sizeof(path), "fsync.bin");
 	memset(buf, 'A', sizeof(buf));
 	write_old_file(path, buf, sizeof(buf));
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	ctx = t_ctx(16384, 64, WTIO_BACKEND_AUTO);
 	check_full(ctx, 0);
 	f = t_open(ctx, path, O_RDWR);
@@ -346,7 +300,7 @@ static void case_fsync_after_refusal(unsigned int wt_flags)
 	CHECK_EQ(wtio_fsync(f), 0);
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	printf("  flags %#x refused, the dirty block it carried written by fsync, which returns 0: ok\n",
 	       wt_flags);
@@ -375,7 +329,7 @@ static void case_wt_cut_short(unsigned int wt_flags)
 	write_old_file(path, buf, (size_t)have);
 	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	check_full(ctx, 0);
 	memset(buf, 'n', (size_t)want);
 	n = wtio_pwrite(f, buf, (size_t)want, 0, wt_flags);
@@ -390,7 +344,7 @@ static void case_wt_cut_short(unsigned int wt_flags)
 	check_disk(path, 0, buf, (size_t)have, "the part of a write cut short");
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	free(buf);
 	printf("  flags %#x: a write-through write past a full fs's room cut short at what is on disk: ok\n",
@@ -478,7 +432,7 @@ static void case_nothing_past(unsigned int flags, const struct past_case *c)
 	close(fd);
 	ctx = t_ctx(c->folio, (64 << 20) / c->folio, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	check_full(ctx, 0);
 	memset(buf, 'n', c->len);
 	n = wtio_pwrite(f, buf, c->len, c->off, flags);
@@ -504,7 +458,7 @@ static void case_nothing_past(unsigned int flags, const struct past_case *c)
 		   "the old file with the count's bytes written");
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	free(buf);
 	free(img);
@@ -542,7 +496,7 @@ static void case_end_block_grows(bool by_truncate)
 	f = t_open(ctx, path, O_RDWR);
 	/* On the full filesystem, so that nothing is reserved past the
 	 * end's filesystem block (with room, the write reserves ahead). */
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	check_full(ctx, 0);
 	memset(img, 'n', 60);
 	CHECK_EQ(wtio_pwrite(f, img, 60, 0, 0), 60);
@@ -550,13 +504,13 @@ static void case_end_block_grows(bool by_truncate)
 		CHECK_OK(wtio_ftruncate(f, new_size));
 		size_exp = new_size;
 	} else {
-		unfill();
+		t_unfill_fs();
 		memset(far, 'f', sizeof(far));
 		memcpy(img + far_off, far, sizeof(far));
 		CHECK_EQ(wtio_pwrite(f, far, sizeof(far), far_off, 0),
 			 (long long)sizeof(far));
 		size_exp = far_off + (int64_t)sizeof(far);
-		fill_completely(-1);
+		t_fill_fs(4096, -1);
 		check_full(ctx, 0);
 	}
 	ret = wtio_fsync(f);
@@ -569,7 +523,7 @@ static void case_end_block_grows(bool by_truncate)
 	check_disk(path, 0, img, (size_t)size_exp, what);
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	free(img);
 	free(got);
@@ -608,8 +562,8 @@ static void case_write_past_end_block(bool from_empty, bool clean,
 	xl_path(path, sizeof(path), "past-end.bin");
 	memset(img, 'o', sizeof(img));
 	write_old_file(path, img, from_empty ? 0 : sizeof(img));
-	fill_completely(-1);
-	fd = open(filler, O_RDWR);
+	t_fill_fs(4096, -1);
+	fd = open(t_filler(), O_RDWR);
 	CHECK(fd >= 0);
 	CHECK(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
 			room) == 0);
@@ -649,7 +603,7 @@ static void case_write_past_end_block(bool from_empty, bool clean,
 	       "closed, the file holds %lld bytes of blocks; the kernel's %lld",
 	       (long long)st.st_blocks * 512, 4096 + (long long)alen);
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	printf("  a %s end block of 16 KiB%s, %lld bytes free: a write of %zu past it accepted, fsync 0: ok\n",
 	       clean ? "clean" : "dirty", from_empty ? " appended" : "",
@@ -723,7 +677,7 @@ static void case_atomic_refused(void)
 	 * (writes it back) first. */
 	memset(old, 'd', sizeof(old));
 	CHECK_EQ(wtio_pwrite(f, old, sizeof(old), 0, 0), (long long)sizeof(old));
-	fill_completely(-1);
+	t_fill_fs(4096, -1);
 	check_full(ctx, 0);
 	memset(buf, 'U', sizeof(buf));
 	n = wtio_pwrite(f, buf, len, 0, WTIO_ATOMIC);
@@ -740,7 +694,7 @@ static void case_atomic_refused(void)
 		   "write-back data under a refused untorn write");
 	printf("  an untorn write refused for space, then fsync 0: ok\n");
 out_unfill:
-	unfill();
+	t_unfill_fs();
 out:
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
@@ -777,7 +731,7 @@ static void case_past_others_eof(void)
 	xl_path(p2, sizeof(p2), "filler1");
 	fd2 = open(p2, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	CHECK(fd2 >= 0);
-	fill_completely(fd);
+	t_fill_fs(4096, fd);
 	ctx = t_ctx(4096, 1024, WTIO_BACKEND_AUTO);
 	check_full(ctx, 0);
 	exercised = allocated_at(fd, (16 << 20) + 65536, sizeof(buf));
@@ -804,7 +758,7 @@ static void case_past_others_eof(void)
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	unlink(p2);
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 	printf("  a write past another writer's EOF on a full fs: %s: ok\n",
 	       n > 0 ? "accepted and on disk" : "refused");

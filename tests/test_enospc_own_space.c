@@ -32,58 +32,7 @@
 #include <sys/stat.h>
 
 #include "helpers.h"
-#include "xfs_loop.h"
-
-static char filler[256];
-
-/* Every block taken (fallocate in halving sizes until even 1 KiB is
- * refused), then `room` bytes freed from the filler's middle. */
-static void fill_leaving(int64_t room)
-{
-	char p[256];
-	int64_t len, cur;
-	struct stat st;
-	int fd;
-
-	/* made first: a create needs room too */
-	fd = open(xl_path(p, sizeof(p), "probe"), O_RDWR | O_CREAT | O_TRUNC,
-		  0600);
-	CHECK(fd >= 0);
-	close(fd);
-	sync();
-	xl_path(filler, sizeof(filler), "filler");
-	fd = open(filler, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	CHECK(fd >= 0);
-	for (len = 256ll << 20; len >= 1024; len /= 2) {
-		CHECK(fstat(fd, &st) == 0);
-		cur = st.st_size;
-		while (fallocate(fd, 0, cur, len) == 0)
-			cur += len;
-	}
-	CHECK(fsync(fd) == 0);
-	if (room)
-		CHECK(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
-				1 << 20, room) == 0);
-	CHECK(fsync(fd) == 0);
-	close(fd);
-	/* Not more room than that. */
-	fd = open(p, O_RDWR);
-	CHECK(fd >= 0);
-	CHECKF(fallocate(fd, 0, 0, room + (64 << 10)) != 0 && errno == ENOSPC,
-	       "the filesystem has more room than the %lld bytes freed",
-	       (long long)room);
-	CHECK(ftruncate(fd, 0) == 0);
-	close(fd);
-}
-
-static void unfill(void)
-{
-	char p[256];
-
-	unlink(filler);
-	unlink(xl_path(p, sizeof(p), "probe"));
-	sync();
-}
+#include "t_fill.h"
 
 static void write_old_file(const char *path, size_t len, uint8_t *img)
 {
@@ -107,7 +56,7 @@ static void finish_case(struct wtio_ctx *ctx, struct wtio_file *f,
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
 	t_check_disk_equals(path, img, size);
-	unfill();
+	t_unfill_fs();
 	unlink(path);
 }
 
@@ -126,7 +75,7 @@ static void case_own_chunk(const char *fs, unsigned int flags)
 	xl_path(path, sizeof(path), "chunk.bin");
 	write_old_file(path, size0, img);
 	memset(img + size0, 0, tsize + alen - size0);
-	fill_leaving(1500000);
+	t_fill_fs_leaving(1500000);
 	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
 	CHECK_OK(wtio_ftruncate(f, tsize));
@@ -160,7 +109,7 @@ static void case_failed_chunk(const char *fs, int64_t room)
 	xl_path(path, sizeof(path), "leftover.bin");
 	write_old_file(path, size0, img);
 	memset(img + size0, 0, sizeof(img) - size0);
-	fill_leaving(room);
+	t_fill_fs_leaving(room);
 	ctx = t_ctx(4096, 2048, WTIO_BACKEND_AUTO);
 	f = t_open(ctx, path, O_RDWR);
 	memset(buf, 'a', sizeof(buf));
