@@ -14,6 +14,7 @@
 #ifndef WTIO_IO_H
 #define WTIO_IO_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -88,6 +89,9 @@ struct wtio_io_backend {
 	void *arena;
 	size_t arena_size;
 	unsigned int flags;		/* WTIO_CONFIG_* of the context */
+	/* O_DIRECT belongs to a description, which every thread shares:
+	 * one write_cached at a time turns it off and on again. */
+	pthread_mutex_t direct_flag_lock;
 };
 
 /*
@@ -138,6 +142,13 @@ unsigned int wtio_io_inflight(struct wtio_io_backend *be);
 void wtio_io_plug(struct wtio_io_backend *be, bool on);
 /* Set the size of a backing file (ftruncate(2)); 0 or a negative errno. */
 int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size);
+/*
+ * Write through the kernel's page cache, durably, in this thread: a
+ * second try for a direct write refused for space (ops.h, write_cached).
+ * Bytes written, -errno, or -EOPNOTSUPP where the backend has no way.
+ */
+ssize_t wtio_io_write_cached(struct wtio_io_backend *be, int fd,
+			     const struct iovec *iov, int iovcnt, off_t off);
 
 /*
  * Channels, only where wtio_io_can(be, WTIO_IO_CAP_CHANNELS): a ring any

@@ -6,6 +6,7 @@
  * what a backend can do.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <string.h>
@@ -45,6 +46,55 @@ int wtio_io_ftruncate(struct wtio_io_backend *be, int fd, off_t size)
 	return ret < 0 ? -errno : 0;
 }
 
+/*
+ * A description's O_DIRECT is shared by every thread using it: while it is
+ * off, their direct I/O goes through the kernel's cache too, which is
+ * coherent with direct I/O (a direct read writes back cached dirty data
+ * first, a direct write drops the cached pages it covers), only slower,
+ * and their writes complete before they are on disk, which is what a
+ * direct write without RWF_DSYNC promises anyway (fsync reports the
+ * kernel's write-back errors). Turned back on before the wait for the
+ * disk, so that window stays one copy long.
+ */
+ssize_t wtio_io_pwrite_cached(struct wtio_io_backend *be, int fd,
+			      const struct iovec *iov, int iovcnt, off_t off)
+{
+	ssize_t ret;
+	int fl;
+
+	pthread_mutex_lock(&be->direct_flag_lock);
+	fl = wtio_sys_fcntl(fd, F_GETFL);
+	if (fl < 0 || ((fl & O_DIRECT) &&
+		       wtio_sys_fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0)) {
+		ret = -errno;
+		pthread_mutex_unlock(&be->direct_flag_lock);
+		return ret;
+	}
+	do {
+		ret = wtio_sys_pwritev2(fd, iov, iovcnt, off, 0);
+	} while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		ret = -errno;
+	/* Cannot fail once it succeeded above with the same flags; if it
+	 * did, the description stays cached: coherent, only slower. */
+	if (fl & O_DIRECT)
+		wtio_sys_fcntl(fd, F_SETFL, fl);
+	pthread_mutex_unlock(&be->direct_flag_lock);
+	if (ret > 0) {
+		/* On disk, with the metadata that reaches it (an extent made
+		 * written), as a direct write with RWF_DSYNC would be. */
+		int err;
+
+		do {
+			err = wtio_sys_fdatasync(fd);
+		} while (err < 0 && errno == EINTR);
+		if (err < 0)
+			return -errno;
+		posix_fadvise(fd, off, ret, POSIX_FADV_DONTNEED);
+	}
+	return ret;
+}
+
 /* What every table must have; the channel ops where it says CHANNELS. */
 static bool ops_complete(const struct wtio_io_ops *ops)
 {
@@ -74,9 +124,12 @@ int wtio_io_backend_setup(struct wtio_io_backend *be,
 	be->flags = flags;
 	if (flags & WTIO_CONFIG_NO_FIXED_BUFFERS)
 		be->caps &= ~WTIO_IO_CAP_FIXED_BUFS;
+	pthread_mutex_init(&be->direct_flag_lock, NULL);
 	ret = ops->setup(be);
-	if (ret)
+	if (ret) {
+		pthread_mutex_destroy(&be->direct_flag_lock);
 		memset(be, 0, sizeof(*be));
+	}
 	return ret;
 }
 
@@ -119,6 +172,7 @@ void wtio_io_backend_exit(struct wtio_io_backend *be)
 	if (!be || !be->ops)
 		return;
 	be->ops->teardown(be);
+	pthread_mutex_destroy(&be->direct_flag_lock);
 	memset(be, 0, sizeof(*be));
 }
 
@@ -155,6 +209,17 @@ int wtio_io_reap(struct wtio_io_backend *be, unsigned int min_complete,
 		 const struct timespec *timeout)
 {
 	return be->ops->reap(be, min_complete, timeout);
+}
+
+ssize_t wtio_io_write_cached(struct wtio_io_backend *be, int fd,
+			     const struct iovec *iov, int iovcnt, off_t off)
+{
+	if (fd < 0 || !iov || iovcnt < 1 || iovcnt > WTIO_IO_MAX_IOVECS ||
+	    off < 0)
+		return -EINVAL;
+	if (!be->ops->write_cached)
+		return -EOPNOTSUPP;
+	return be->ops->write_cached(be, fd, iov, iovcnt, off);
 }
 
 void wtio_io_plug(struct wtio_io_backend *be, bool on)

@@ -169,4 +169,5 @@ const struct wtio_io_ops wtio_io_psync_ops = {
 	.reap		= wtio_psync_reap,
 	.inflight	= wtio_psync_inflight,
 	.set_size	= wtio_io_ftruncate,
+	.write_cached	= wtio_io_pwrite_cached,
 };

@@ -473,6 +473,7 @@ const struct wtio_io_ops wtio_io_uring_ops = {
 	.reap		= uring_reap,
 	.inflight	= uring_inflight,
 	.set_size	= wtio_io_ftruncate,
+	.write_cached	= wtio_io_pwrite_cached,
 	.chan_open	= wtio_uring_chan_open,
 	.chan_submit	= wtio_uring_chan_submit,
 	.chan_reap	= wtio_uring_chan_reap,

@@ -32,6 +32,13 @@
  *   inflight   Requests the calling thread submitted and has not reaped.
  *   set_size   Give a backing file (fd) a new size: ftruncate(2) for a
  *              plain file (wtio_io_ftruncate does just that). 0 or -errno.
+ *   write_cached  Optional. Write iov at off through the kernel's page
+ *              cache instead of directly, durably (as RWF_DSYNC), in the
+ *              calling thread: the core's second try of a direct write
+ *              that a filesystem refused with ENOSPC or EDQUOT, which
+ *              ext4 does where the kernel's own writeback of the same
+ *              blocks succeeds (wtio_io_pwrite_cached). Bytes written
+ *              (may be short) or -errno. Without it, the error stands.
  *   chan_*     CHANNELS only: a channel is one queue that any thread may
  *              submit to and one thread reaps (a queue's or the flushers'
  *              completion thread). chan_open allocates a struct that
@@ -93,6 +100,9 @@ struct wtio_io_ops {
 		    const struct timespec *timeout);
 	unsigned int (*inflight)(struct wtio_io_backend *be);
 	int (*set_size)(struct wtio_io_backend *be, int fd, off_t size);
+	/* Optional. */
+	ssize_t (*write_cached)(struct wtio_io_backend *be, int fd,
+				const struct iovec *iov, int iovcnt, off_t off);
 	/* WTIO_IO_CAP_CHANNELS only. */
 	struct wtio_io_chan *(*chan_open)(struct wtio_io_backend *be,
 					  unsigned int depth, int *err);
@@ -126,6 +136,11 @@ extern const struct wtio_io_ops wtio_io_psync_ops;
 int wtio_io_req_check(const struct wtio_io_req *req);
 /* ftruncate(2), restarted on EINTR: a set_size for plain files. */
 int wtio_io_ftruncate(struct wtio_io_backend *be, int fd, off_t size);
+/* A write_cached for plain files: O_DIRECT off on fd's description
+ * while pwritev2(RWF_DSYNC) runs (one such write at a time per backend),
+ * then the pages it left in the kernel's cache dropped. */
+ssize_t wtio_io_pwrite_cached(struct wtio_io_backend *be, int fd,
+			      const struct iovec *iov, int iovcnt, off_t off);
 
 /* The psync engine: requests run synchronously inside submit, through an
  * executor, and their results wait in a per-thread queue for reap. */
