@@ -85,12 +85,13 @@ struct wtio_inode {
 	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
 	 * to be allocated on disk, nothing we allocated lies past resv_max;
 	 * resv_state 0 not looked yet, 1 tracked, -1 no fallocate here.
-	 * Under i_rwsem exclusive, or shared with extend_lock. */
-	int64_t resv_start, resv_end, resv_max;
+	 * Under i_rwsem exclusive, or shared with extend_lock; atomic for
+	 * an I/O's completion, which reads them (wtio_reserve_regain). */
+	_Atomic int64_t resv_start, resv_end, resv_max;
 	/* Past EOF, what the file had allocated when wtio first wrote it
 	 * (another program's fallocate KEEP_SIZE): never given back. */
 	int64_t resv_theirs;
-	int resv_state;
+	_Atomic int resv_state;
 	/* Shared (reflinked) ranges not yet made private, NULL: none. */
 	struct wtio_resv_cow *resv_cow;
 

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "ioend.h"
+#include "reserve.h"
 #include "append_plug.h"
 #include "folio.h"
 #include "cache.h"
@@ -246,11 +247,62 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
 	wtio_cache_wake_space(ctx);
 }
 
+/*
+ * A direct write refused for space gets one more try, of what it did not
+ * write, through the kernel's page cache: ext4 refuses a direct write
+ * into blocks a file has past its end (wtio's chunk reserved ahead of
+ * appends) when splitting their unwritten extent needs a metadata block
+ * and only the reserve it keeps for its own writeback is left, which the
+ * kernel's buffered write of the same data gets. Its blocks are taken
+ * again first, and after (wtio_reserve_regain: ext4 frees what lies past
+ * the end of file when an extending write fails, its own first try
+ * included). Where the space is really gone, the second try fails the
+ * same way and the direct write's error stands (a write-back error of
+ * the second try is reported as such). Never for an untorn write, which
+ * the cache may tear.
+ */
+static ssize_t ioend_write_cached(struct wtio_ioend *ioend, ssize_t err)
+{
+	struct wtio_inode *inode = ioend->io_inode;
+	struct wtio_io_req *req = &ioend->io_req;
+	int64_t from = -1, end = ioend->io_offset + ioend->io_size;
+	ssize_t got;
+
+	if (req->rw_flags & RWF_ATOMIC)
+		return err;
+	if (ioend->io_extending && wtio_backing_size(inode->fd, &from) != 0)
+		from = -1;
+	/* No blocks for it: a write through the cache would fail too,
+	 * and, extending the file, have ext4 free the others again. */
+	if (wtio_reserve_regain(inode, from,
+				ioend->io_offset + ioend->io_done, end))
+		return err;
+	while (ioend->io_done < ioend->io_size) {
+		wtio_io_req_rest(req, ioend->io_offset, ioend->io_vecs,
+				 ioend->io_nr_vecs, ioend->io_done,
+				 ioend->io_rest);
+		got = wtio_io_write_cached(&inode->ctx->io, req->fd, req->iov,
+					   req->iovcnt, req->off);
+		if (got <= 0) {
+			err = got == -EIO ? got : err;
+			break;
+		}
+		ioend->io_done += (uint32_t)got;
+	}
+	if (from >= 0)
+		wtio_reserve_regain(inode, from, 0, 0);
+	return ioend->io_done < ioend->io_size ? err : 0;
+}
+
 static void ioend_end_io(struct wtio_io_req *req, ssize_t res)
 {
 	struct wtio_ioend *ioend = (struct wtio_ioend *)req;
 	struct wtio_io_backend *be = &ioend->io_inode->ctx->io;
 
+	if (res == -ENOSPC || res == -EDQUOT) {
+		ioend_finish(ioend, (int)ioend_write_cached(ioend, res));
+		return;
+	}
 	if (res < 0) {
 		ioend_finish(ioend, (int)res);
 		return;

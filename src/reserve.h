@@ -73,6 +73,17 @@ void wtio_reserve_clamp(struct wtio_inode *inode, int64_t size);
 /* Give back what was reserved past the end's filesystem block, and
  * forget the shared ranges (last close, every I/O over). */
 void wtio_reserve_release(struct wtio_inode *inode);
+/*
+ * A write of the I/O at [off, end) found no space: on ext4, which frees
+ * every block past the end of file when a write that extends it fails,
+ * allocate again the blocks of data not on disk yet from `from` (the
+ * backing file's size before the I/O; -1: none of that), then the
+ * I/O's. Returns 0, or the errno (negative) of allocating the I/O's
+ * blocks: no space for them. Not under i_rwsem: an I/O's completion,
+ * which size changes wait for.
+ */
+int wtio_reserve_regain(struct wtio_inode *inode, int64_t from,
+			int64_t off, int64_t end);
 /* Free what the inode keeps for reservation (wtio_inode_free). */
 void wtio_reserve_free(struct wtio_inode *inode);
 
