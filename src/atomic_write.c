@@ -157,6 +157,7 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	bool ext;
 	char *bounce;
 	ssize_t res;
+	uint64_t mark;
 	int ret;
 
 	/* The shape was checked with the other arguments (api.c). */
@@ -198,8 +199,12 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 		.rw_flags = RWF_ATOMIC | ((flags & WTIO_DSYNC) ? RWF_DSYNC : 0),
 	};
 	ext = wtio_inode_dio_write_begin(inode, off, (int64_t)len, NULL, NULL);
-	res = wtio_io_sync(&ctx->io, &req);
-	wtio_stat_add(ctx, write_ios, 1);
+	do {
+		mark = wtio_io_direct_mark(&ctx->io);
+		res = wtio_io_sync(&ctx->io, &req);
+		wtio_stat_add(ctx, write_ios, 1);
+	} while ((res == -EOPNOTSUPP || res == -EINVAL) &&
+		 wtio_io_direct_was_off(&ctx->io, mark));
 	/* All or nothing: a short atomic write is not one. */
 	ret = res < 0 ? (int)res : ((size_t)res != len ? -EIO : 0);
 	/* A failure is recorded for fsync, as a failed write-through

@@ -256,10 +256,11 @@ static void ioend_finish(struct wtio_ioend *ioend, int error)
  * kernel's buffered write of the same data gets. Its blocks are taken
  * again first, and after (wtio_reserve_regain: ext4 frees what lies past
  * the end of file when an extending write fails, its own first try
- * included). Where the space is really gone, the second try fails the
- * same way and the direct write's error stands (a write-back error of
- * the second try is reported as such). Never for an untorn write, which
- * the cache may tear.
+ * included). Only when its own blocks are there: where the space is
+ * really gone (or the filesystem cannot allocate ahead) the direct
+ * write's error stands, and no window of O_DIRECT off opens for nothing
+ * (a write-back error of the second try is reported as such). Never
+ * for an untorn write, which the cache may tear.
  */
 static ssize_t ioend_write_cached(struct wtio_ioend *ioend, ssize_t err)
 {

@@ -558,14 +558,16 @@ void wtio_reserve_release(struct wtio_inode *inode)
  * (ext4_should_retry_alloc) only while blocks beyond its reserve pool
  * look free: on a full filesystem a fallocate right after the truncate
  * fails. fsync commits it (fdatasync may not: the truncate left the
- * size as it was).
+ * size as it was). commit: a truncate may have run (an extending I/O
+ * failed); else a refusal is final (no fsync per refused write on a
+ * full filesystem).
  */
 static int resv_regain_range(struct wtio_inode *inode, int64_t off,
-			     int64_t len)
+			     int64_t len, bool commit)
 {
 	if (wtio_sys_fallocate(inode->fd, FALLOC_FL_KEEP_SIZE, off, len) == 0)
 		return 0;
-	if (!resv_nospace(-errno))
+	if (!commit || !resv_nospace(-errno))
 		return -errno;
 	while (wtio_sys_fsync(inode->fd) != 0 && errno == EINTR)
 		;
@@ -624,13 +626,13 @@ static void resv_regain_cached(struct wtio_inode *inode, int64_t from,
 				continue;
 			}
 			if (b > a)
-				resv_regain_range(inode, a, b - a);
+				resv_regain_range(inode, a, b - a, true);
 			a = x;
 			b = y;
 		}
 	}
 	if (b > a)
-		resv_regain_range(inode, a, b - a);
+		resv_regain_range(inode, a, b - a, true);
 	wtio_folio_put_many(inode->ctx, v, nr);
 	free(v);
 }
@@ -656,17 +658,19 @@ int wtio_reserve_regain(struct wtio_inode *inode, int64_t from,
 	int64_t known = atomic_load(&inode->resv_end);
 	struct statfs sfs;
 
-	if (inode->resv_state != RESV_TRACK)
-		return 0;
-	if (from >= 0 && fstatfs(inode->fd, &sfs) == 0 &&
+	if (inode->resv_state == RESV_OFF)
+		return -EOPNOTSUPP;
+	if (inode->resv_state == RESV_TRACK && from >= 0 &&
+	    fstatfs(inode->fd, &sfs) == 0 &&
 	    (unsigned long)sfs.f_type == EXT4_SUPER_MAGIC) {
 		resv_regain_cached(inode, from, off, end);
 		if (from < start)
 			from = start;
 		if (known > from)
-			resv_regain_range(inode, from, known - from);
+			resv_regain_range(inode, from, known - from, true);
 	}
-	return end > off ? resv_regain_range(inode, off, end - off) : 0;
+	return end > off ? resv_regain_range(inode, off, end - off,
+					     from >= 0) : 0;
 }
 
 void wtio_reserve_free(struct wtio_inode *inode)

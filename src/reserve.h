@@ -78,9 +78,10 @@ void wtio_reserve_release(struct wtio_inode *inode);
  * every block past the end of file when a write that extends it fails,
  * allocate again the blocks of data not on disk yet from `from` (the
  * backing file's size before the I/O; -1: none of that), then the
- * I/O's. Returns 0, or the errno (negative) of allocating the I/O's
- * blocks: no space for them. Not under i_rwsem: an I/O's completion,
- * which size changes wait for.
+ * I/O's. Returns 0 when the I/O's blocks are allocated now, else a
+ * negative errno: no space for them, or -EOPNOTSUPP where the
+ * filesystem cannot allocate ahead. Not under i_rwsem: an I/O's
+ * completion, which size changes wait for.
  */
 int wtio_reserve_regain(struct wtio_inode *inode, int64_t from,
 			int64_t off, int64_t end);

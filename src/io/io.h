@@ -15,6 +15,7 @@
 #define WTIO_IO_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -90,8 +91,12 @@ struct wtio_io_backend {
 	size_t arena_size;
 	unsigned int flags;		/* WTIO_CONFIG_* of the context */
 	/* O_DIRECT belongs to a description, which every thread shares:
-	 * one write_cached at a time turns it off and on again. */
+	 * one write_cached at a time turns it off and on again; direct_off
+	 * counts a window open, direct_gen the windows closed, for the
+	 * writes that fail without O_DIRECT (wtio_io_direct_was_off). */
 	pthread_mutex_t direct_flag_lock;
+	_Atomic unsigned int direct_off;
+	_Atomic uint64_t direct_gen;
 };
 
 /*
@@ -149,6 +154,18 @@ int wtio_io_set_size(struct wtio_io_backend *be, int fd, off_t size);
  */
 ssize_t wtio_io_write_cached(struct wtio_io_backend *be, int fd,
 			     const struct iovec *iov, int iovcnt, off_t off);
+/*
+ * An RWF_ATOMIC write fails (EOPNOTSUPP, EINVAL) on a description whose
+ * O_DIRECT a write_cached turned off meanwhile: take a mark before the
+ * write; after such a failure, wtio_io_direct_was_off(be, mark) waits
+ * for an open window to close and says whether one overlapped the
+ * write (then it is made again).
+ */
+static inline uint64_t wtio_io_direct_mark(struct wtio_io_backend *be)
+{
+	return atomic_load(&be->direct_gen);
+}
+bool wtio_io_direct_was_off(struct wtio_io_backend *be, uint64_t mark);
 
 /*
  * Channels, only where wtio_io_can(be, WTIO_IO_CAP_CHANNELS): a ring any

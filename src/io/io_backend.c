@@ -53,38 +53,52 @@ int wtio_io_ftruncate(struct wtio_io_backend *be, int fd, off_t size)
  * first, a direct write drops the cached pages it covers), only slower,
  * and their writes complete before they are on disk, which is what a
  * direct write without RWF_DSYNC promises anyway (fsync reports the
- * kernel's write-back errors). Turned back on before the wait for the
- * disk, so that window stays one copy long.
+ * kernel's write-back errors). An RWF_ATOMIC write is refused meanwhile
+ * (the cache cannot make it untorn): its caller makes it again
+ * (wtio_io_direct_was_off). Only O_DIRECT is turned back on, on the
+ * flags as they are then, so that another change made meanwhile stays;
+ * before the wait for the disk, so the window stays one copy long.
  */
 ssize_t wtio_io_pwrite_cached(struct wtio_io_backend *be, int fd,
 			      const struct iovec *iov, int iovcnt, off_t off)
 {
 	ssize_t ret;
-	int fl;
+	int fl, err;
 
 	pthread_mutex_lock(&be->direct_flag_lock);
 	fl = wtio_sys_fcntl(fd, F_GETFL);
-	if (fl < 0 || ((fl & O_DIRECT) &&
-		       wtio_sys_fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0)) {
+	if (fl < 0) {
 		ret = -errno;
 		pthread_mutex_unlock(&be->direct_flag_lock);
 		return ret;
+	}
+	if (fl & O_DIRECT) {
+		atomic_fetch_add(&be->direct_off, 1);
+		if (wtio_sys_fcntl(fd, F_SETFL, fl & ~O_DIRECT) < 0) {
+			ret = -errno;
+			atomic_fetch_sub(&be->direct_off, 1);
+			pthread_mutex_unlock(&be->direct_flag_lock);
+			return ret;
+		}
 	}
 	do {
 		ret = wtio_sys_pwritev2(fd, iov, iovcnt, off, 0);
 	} while (ret < 0 && errno == EINTR);
 	if (ret < 0)
 		ret = -errno;
-	/* Cannot fail once it succeeded above with the same flags; if it
-	 * did, the description stays cached: coherent, only slower. */
-	if (fl & O_DIRECT)
-		wtio_sys_fcntl(fd, F_SETFL, fl);
+	if (fl & O_DIRECT) {
+		int now = wtio_sys_fcntl(fd, F_GETFL);
+
+		/* Cannot fail where the same call just succeeded; if it
+		 * did, the description stays cached: coherent, slower. */
+		wtio_sys_fcntl(fd, F_SETFL, (now >= 0 ? now : fl) | O_DIRECT);
+		atomic_fetch_add(&be->direct_gen, 1);
+		atomic_fetch_sub(&be->direct_off, 1);
+	}
 	pthread_mutex_unlock(&be->direct_flag_lock);
 	if (ret > 0) {
 		/* On disk, with the metadata that reaches it (an extent made
 		 * written), as a direct write with RWF_DSYNC would be. */
-		int err;
-
 		do {
 			err = wtio_sys_fdatasync(fd);
 		} while (err < 0 && errno == EINTR);
@@ -93,6 +107,16 @@ ssize_t wtio_io_pwrite_cached(struct wtio_io_backend *be, int fd,
 		posix_fadvise(fd, off, ret, POSIX_FADV_DONTNEED);
 	}
 	return ret;
+}
+
+bool wtio_io_direct_was_off(struct wtio_io_backend *be, uint64_t mark)
+{
+	if (atomic_load(&be->direct_off)) {
+		pthread_mutex_lock(&be->direct_flag_lock);
+		pthread_mutex_unlock(&be->direct_flag_lock);
+		return true;
+	}
+	return atomic_load(&be->direct_gen) != mark;
 }
 
 /* What every table must have; the channel ops where it says CHANNELS. */
