@@ -501,8 +501,13 @@ ssize_t wtio_reserve_through(struct wtio_inode *inode, int64_t off,
 
 	/* One filesystem block, written by one I/O of one block of ours
 	 * at most: allocated whole or not at all. (A block of ours larger
-	 * than the filesystem's spans several, which can land in part.) */
-	if (u == inode->geo.blksize && (off & ~(u - 1)) + u >= end) {
+	 * than the filesystem's spans several, which can land in part.)
+	 * Not past the backing file's end: there its I/O extends the
+	 * file, and ext4 answers an extending write that fails by freeing
+	 * every block past the end, those reserved for data accepted
+	 * before included (wtio_reserve_regain). */
+	if (u == inode->geo.blksize && (off & ~(u - 1)) + u >= end &&
+	    (off & ~(u - 1)) + u <= atomic_load(&inode->disk_size_lb)) {
 		if (!shared)
 			resv_leave_chunk(inode, off & ~(u - 1));
 		return (ssize_t)len;

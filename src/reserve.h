@@ -31,8 +31,8 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			   bool ahead);
 /*
  * The same for a write-through write, whose I/O fails whole on a lack of
- * space although part of it may land: a write inside one block returns
- * len at once. dsync: a WTIO_DSYNC write (a chunk ahead only when it
+ * space although part of it may land: a write inside one block below
+ * the backing file's end returns len at once. dsync: a WTIO_DSYNC write (a chunk ahead only when it
  * ends on a block boundary). shared: the caller holds i_rwsem shared (a
  * write inside i_size), not exclusive.
  */

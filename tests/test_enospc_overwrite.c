@@ -155,14 +155,17 @@ static void case_written_through(void)
 	xl_path(path, sizeof(path), "through.bin");
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 	memset(buf, 'A', 256 << 10);
-	/* A block at a time: a write-through write of one block reserves
-	 * nothing, so the reservation knows none of these blocks (a larger
-	 * one would reserve, and keep a chunk ahead of the file's end that
-	 * the first refusal on the full fs gives back). */
+	/* A block at a time, each extending the file: each reserves its
+	 * block and keeps a chunk ahead of the file's end, which the
+	 * close gives back (else the first refusal on the full fs would,
+	 * and check_full would find room); reopened, the file's blocks
+	 * are found in its map. */
 	for (i = 0; i < 256; i++)
 		CHECK_EQ(wtio_pwrite(f, buf, 4096, (off_t)i << 12,
 				     WTIO_WRITETHROUGH), 4096);
 	CHECK_OK(wtio_fsync(f));
+	CHECK_OK(wtio_close(f));
+	f = t_open(ctx, path, O_RDWR);
 	t_fill_fs(4096, -1);
 	check_full(ctx, 0);
 	for (m = 0; m < NR_MODES; m++)
