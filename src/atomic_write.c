@@ -26,6 +26,7 @@
 #include "ctx.h"
 #include "span.h"
 #include "inode.h"
+#include "reserve.h"
 #include "size.h"
 #include "write.h"
 #include "write_iter.h"
@@ -214,6 +215,15 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	 * kernel's fsync after a refused RWF_ATOMIC write returns 0; a
 	 * write-through write's space error is not recorded either,
 	 * ioend.c). */
+	/* ext4 frees every block past the end when an extending write
+	 * fails: those reserved for data accepted before are taken back
+	 * (the backing file's size is as it was: the write failed). */
+	if (ext && (ret == -ENOSPC || ret == -EDQUOT)) {
+		int64_t from;
+
+		if (wtio_backing_size(inode->fd, &from) == 0)
+			wtio_reserve_regain(inode, from, 0, 0);
+	}
 	wtio_write_io_end(inode, ext, off, res > 0 ? (uint64_t)res : 0, len,
 			  ret, ret != -ENOSPC && ret != -EDQUOT);
 	/* Nothing changed on failure: the cache and i_size are as they

@@ -31,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
+#include <linux/magic.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -469,8 +470,12 @@ void wtio_geometry_fs(int fd, const struct wtio_file_stat *st,
 	/* Stripe: XFS knows best; else the device's I/O hints. */
 	memset(&g, 0, sizeof(g));
 	g.stripe_source = "none";
-	fs->max_bytes_per_fs = fstatfs(fd, &sfs) == 0 &&
-		(unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC;
+	if (fstatfs(fd, &sfs) == 0) {
+		fs->max_bytes_per_fs =
+			(unsigned long)sfs.f_type == WTIO_XFS_SUPER_MAGIC;
+		fs->eof_punch_ignored =
+			(unsigned long)sfs.f_type == EXT4_SUPER_MAGIC;
+	}
 	if (!(fs->max_bytes_per_fs && stripe_from_xfs(fd, &g)) && maj)
 		stripe_from_sysfs(maj, min, &g);
 	fs->stripe_unit = g.stripe_unit;
@@ -506,6 +511,7 @@ void wtio_geometry_combine(const struct wtio_file_stat *st,
 	geo->stripe_unit = fs->stripe_unit;
 	geo->stripe_width = fs->stripe_width;
 	geo->stripe_source = fs->stripe_source;
+	geo->eof_punch_ignored = fs->eof_punch_ignored;
 }
 
 static void geo_fallbacks(struct wtio_geometry *geo)

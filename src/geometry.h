@@ -26,6 +26,9 @@ struct wtio_geometry {
 	uint32_t stripe_width;
 	/* Where stripe_unit came from: "xfs", "sysfs", "none". */
 	const char *stripe_source;
+	/* A punch past the end of file frees nothing here (ext4): only a
+	 * truncate gives back blocks past the end. */
+	bool eof_punch_ignored;
 };
 
 /* What one statx of an open file says: its identity and size, and the
@@ -55,6 +58,7 @@ struct wtio_fs_geometry {
 	 * file (XFS: s_maxbytes); false where a file may have its own
 	 * (ext4 without extents), or where it is not known. */
 	bool max_bytes_per_fs;
+	bool eof_punch_ignored;		/* ext4: see struct wtio_geometry */
 };
 
 /* Probe the geometry of an open file. Returns 0 or a negative errno; on

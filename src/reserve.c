@@ -85,8 +85,6 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <linux/magic.h>
-#include <sys/vfs.h>
 
 #include "reserve.h"
 #include "reserve_map.h"
@@ -269,16 +267,39 @@ static void resv_punch_past(struct wtio_inode *inode, int64_t size)
 	resv_punch_past_unit(inode, size, wtio_resv_unit(inode));
 }
 
+/*
+ * ext4 ignores a punch past the end of file; a truncate to the size the
+ * backing file has frees what lies past it (ext4_setattr truncates
+ * unless the size grows). Only when that size is the file's: nothing
+ * dirty past it (whose blocks would go too), nothing another program
+ * preallocated there.
+ */
+static void resv_trunc_past(struct wtio_inode *inode, int64_t size)
+{
+	struct stat st;
+
+	if (inode->geo.eof_punch_ignored && inode->resv_theirs <= size &&
+	    atomic_load(&inode->disk_size_lb) == size &&
+	    wtio_sys_fstat(inode->fd, &st) == 0 && st.st_size == size)
+		wtio_sys_ftruncate(inode->fd, size);
+}
+
 /* A write from a, past the end of the chunk reserved ahead of appends,
  * leaves a hole over it: give the chunk back, as the kernel leaves no
  * blocks there (dd conv=sparse, a seek past the end). */
 static void resv_leave_chunk(struct wtio_inode *inode, int64_t a)
 {
-	int64_t isize = wtio_inode_size(inode);
+	int64_t isize = wtio_inode_size(inode), u = wtio_resv_unit(inode);
 
-	if (a >= inode->resv_max && isize < inode->resv_max &&
-	    inode->resv_state == RESV_TRACK)
+	/* Also a write inside the chunk past a gap of a block or more:
+	 * the gap becomes part of the file, and must stay a hole (a
+	 * writer striding past the end would otherwise fill the sparse
+	 * file with the chunks it left behind). */
+	if (a > ((isize + u - 1) & ~(u - 1)) && isize < inode->resv_max &&
+	    inode->resv_state == RESV_TRACK) {
 		resv_punch_past(inode, isize);
+		resv_trunc_past(inode, isize);
+	}
 }
 
 /* Out of space: take back the chunks ahead other files of the context
@@ -367,11 +388,13 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			b = got;
 		}
 	}
+	/* First: a write past a gap inside the chunk ahead gives it back,
+	 * and is then no longer inside what is known allocated. */
+	resv_leave_chunk(inode, a);
 	if (a >= inode->resv_start && b <= inode->resv_end)
 		return (ssize_t)len;
 
 	isize = wtio_inode_size(inode);
-	resv_leave_chunk(inode, a);
 	/* Extend the known range when the write starts inside it (an
 	 * append), else allocate just this write. */
 	cur = (a >= inode->resv_start && a <= inode->resv_end) ?
@@ -551,9 +574,16 @@ void wtio_reserve_trim_tail(struct wtio_inode *inode)
 
 void wtio_reserve_release(struct wtio_inode *inode)
 {
+	int64_t size = wtio_inode_size(inode);
+	bool past = inode->resv_state == RESV_TRACK &&
+		    atomic_load(&inode->resv_max) > size &&
+		    inode->resv_theirs <= size;
+
 	/* Every I/O is over: the end's block is written no further than
 	 * its filesystem block (ioend.c), as the kernel leaves the file. */
-	resv_punch_past_unit(inode, wtio_inode_size(inode), inode->tail_unit);
+	resv_punch_past_unit(inode, size, inode->tail_unit);
+	if (past)
+		resv_trunc_past(inode, size);
 	wtio_resv_shared_free(inode);
 }
 
@@ -568,12 +598,13 @@ void wtio_reserve_release(struct wtio_inode *inode)
  * full filesystem).
  */
 static int resv_regain_range(struct wtio_inode *inode, int64_t off,
-			     int64_t len, bool commit)
+			     int64_t len, bool *commit)
 {
 	if (wtio_sys_fallocate(inode->fd, FALLOC_FL_KEEP_SIZE, off, len) == 0)
 		return 0;
-	if (!commit || !resv_nospace(-errno))
+	if (!*commit || !resv_nospace(-errno))
 		return -errno;
+	*commit = false;	/* one commit serves the rest of the pass */
 	while (wtio_sys_fsync(inode->fd) != 0 && errno == EINTR)
 		;
 	return wtio_sys_fallocate(inode->fd, FALLOC_FL_KEEP_SIZE, off,
@@ -601,7 +632,7 @@ static int resv_cmp_index(const void *a, const void *b)
  * same moment).
  */
 static void resv_regain_cached(struct wtio_inode *inode, int64_t from,
-			       int64_t skip, int64_t skip_end)
+			       int64_t skip, int64_t skip_end, bool *commit)
 {
 	uint32_t shift = inode->folio_shift, bs = inode->block_size;
 	int64_t t = inode->tail_unit, a = 0, b = 0;
@@ -631,13 +662,13 @@ static void resv_regain_cached(struct wtio_inode *inode, int64_t from,
 				continue;
 			}
 			if (b > a)
-				resv_regain_range(inode, a, b - a, true);
+				resv_regain_range(inode, a, b - a, commit);
 			a = x;
 			b = y;
 		}
 	}
 	if (b > a)
-		resv_regain_range(inode, a, b - a, true);
+		resv_regain_range(inode, a, b - a, commit);
 	wtio_folio_put_many(inode->ctx, v, nr);
 	free(v);
 }
@@ -661,21 +692,20 @@ int wtio_reserve_regain(struct wtio_inode *inode, int64_t from,
 {
 	int64_t start = atomic_load(&inode->resv_start);
 	int64_t known = atomic_load(&inode->resv_end);
-	struct statfs sfs;
+	bool commit = from >= 0;
 
 	if (inode->resv_state == RESV_OFF)
 		return -EOPNOTSUPP;
 	if (inode->resv_state == RESV_TRACK && from >= 0 &&
-	    fstatfs(inode->fd, &sfs) == 0 &&
-	    (unsigned long)sfs.f_type == EXT4_SUPER_MAGIC) {
-		resv_regain_cached(inode, from, off, end);
+	    inode->geo.eof_punch_ignored) {
+		resv_regain_cached(inode, from, off, end, &commit);
 		if (from < start)
 			from = start;
 		if (known > from)
-			resv_regain_range(inode, from, known - from, true);
+			resv_regain_range(inode, from, known - from, &commit);
 	}
 	return end > off ? resv_regain_range(inode, off, end - off,
-					     from >= 0) : 0;
+					     &commit) : 0;
 }
 
 void wtio_reserve_free(struct wtio_inode *inode)

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_resv_space_left.c - what the reservation of space for dirty data
+ * (src/reserve.c) leaves allocated once a file is closed: no more than
+ * the kernel's page cache would, on XFS and on ext4 (hostile review,
+ * 2026-12-07).
+ *
+ * 1. Appends (write-back, write-through, write-through DSYNC; 4 KiB
+ *    each, 3 MiB in all, so that a chunk is reserved ahead of the end),
+ *    then close: the file holds its size's blocks and no more. ext4
+ *    ignores a punch past the end of file, which was all the last close
+ *    did: 8.5 MiB stayed allocated past the end of a 100 MB file.
+ * 2. One-block writes striding 4 MiB past the end (the same modes; on
+ *    ext4 not write-back, a known limit), 40 of them: the gaps stay
+ *    holes. A write inside the chunk reserved
+ *    ahead, past a gap, kept the chunk, which the gap then made part of
+ *    the file: 14 MiB allocated for 800 KiB written at a 64 KiB stride,
+ *    1.1 GB for 400 KiB at 16 MiB on tmpfs.
+ *
+ * Blocks are counted with fstat (st_blocks) after close, with 64 KiB of
+ * slack for the filesystem's own metadata blocks (ext4 counts its extent
+ * tree's blocks in st_blocks). Skips (77) a filesystem whose loop image
+ * cannot be mounted; a part that ran and failed fails the test.
+ */
+#include <sys/stat.h>
+
+#include "helpers.h"
+#include "xfs_loop.h"
+
+#define SLACK	(64 << 10)
+
+static int64_t allocated(const char *path)
+{
+	struct stat st;
+
+	CHECK(stat(path, &st) == 0);
+	return (int64_t)st.st_blocks * 512;
+}
+
+static const unsigned int modes[] = {
+	0, WTIO_WRITETHROUGH, WTIO_WRITETHROUGH | WTIO_DSYNC,
+};
+static const char *const mode_names[] = {
+	"write-back", "write-through", "write-through DSYNC",
+};
+
+static void case_appends(const char *fs, unsigned int m)
+{
+	uint8_t buf[4096];
+	struct wtio_ctx *ctx = t_ctx(4096, 256, WTIO_BACKEND_AUTO);
+	struct wtio_file *f;
+	char path[256];
+	int64_t size = 3 << 20, got;
+	int i;
+
+	xl_path(path, sizeof(path), "appends");
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	memset(buf, 'a', sizeof(buf));
+	for (i = 0; i < size / 4096; i++)
+		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), (off_t)i * 4096,
+				     modes[m]), 4096);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	got = allocated(path);
+	CHECKF(got <= size + SLACK,
+	       "%s, %s appends: %lld bytes allocated for a %lld-byte file after close",
+	       fs, mode_names[m], (long long)got, (long long)size);
+	unlink(path);
+	printf("  %s, %s: 3 MiB appended, %lld bytes allocated after close: ok\n",
+	       fs, mode_names[m], (long long)got);
+}
+
+static void case_stride(const char *fs, unsigned int m)
+{
+	uint8_t buf[4096];
+	struct wtio_ctx *ctx = t_ctx(4096, 256, WTIO_BACKEND_AUTO);
+	struct wtio_file *f;
+	char path[256];
+	int64_t data = 40 * 4096, got;
+	int i;
+
+	xl_path(path, sizeof(path), "stride");
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	memset(buf, 's', sizeof(buf));
+	for (i = 0; i < 40; i++)
+		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf), (off_t)i << 22,
+				     modes[m]), 4096);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	got = allocated(path);
+	CHECKF(got <= data + SLACK,
+	       "%s, %s writes 4 MiB apart: %lld bytes allocated for %lld written",
+	       fs, mode_names[m], (long long)got, (long long)data);
+	unlink(path);
+	printf("  %s, %s: 40 blocks 4 MiB apart, %lld bytes allocated: ok\n",
+	       fs, mode_names[m], (long long)got);
+}
+
+static int run_fs(const char *fstype, const char *tag, const char *opts)
+{
+	unsigned int m;
+	int ret;
+
+	xl.fstype = fstype;
+	fstype = xl_fstype();
+	ret = xl_setup_shm(tag, 512ll << 20, opts);
+	if (ret != XL_OK) {
+		printf("skipped part %s: %s\n", fstype, xl.why);
+		if (ret != XL_SKIP)
+			exit(1);
+		return 0;
+	}
+	for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		case_appends(fstype, m);
+		/* Known limit (docs/DESIGN.md, "Space for dirty data"): on
+		 * ext4 a write-back writer's chunk cannot be given back
+		 * while its data past the backing file's end is dirty. */
+		if (m == 0 && !strcmp(fstype, "ext4"))
+			printf("  skipped part ext4, write-back stride: a known limit, not fixed\n");
+		else
+			case_stride(fstype, m);
+	}
+	xl_cleanup();
+	return 1;
+}
+
+int main(void)
+{
+	int ran = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ran += run_fs(NULL, "resv-left-xfs", "");
+	ran += run_fs("ext4", "resv-left-ext4", "-b 4096");
+	if (!ran) {
+		printf("SKIP: no loop image could be mounted\n");
+		return 77;
+	}
+	printf("PASS\n");
+	return 0;
+}
