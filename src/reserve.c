@@ -440,10 +440,18 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 
 		if (from < inode->resv_theirs)
 			from = inode->resv_theirs;
-		if (want > from)
+		if (want > from) {
 			wtio_sys_fallocate(inode->fd, FALLOC_FL_PUNCH_HOLE |
 					   FALLOC_FL_KEEP_SIZE, from,
 					   want - from);
+			/* That took back the part of an earlier chunk ahead
+			 * lying there too (no data: past this write's end,
+			 * past the end of file): no longer known allocated
+			 * (a later write there would have counted on it). */
+			if (inode->resv_end > from)
+				inode->resv_end = from > inode->resv_start ?
+						  from : inode->resv_start;
+		}
 		/* What is left past EOF (ext4 ignores the punch there, and
 		 * the halving's failed tries leave some too) goes back with
 		 * the rest (resv_punch_past, wtio_inode_give_back_tail). */
