@@ -1,15 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * reserve_map.h - the extent-map side of reserve.c (reserve_map.c): the
- * file's shared ranges, and which of its blocks are allocated already.
+ * reserve_map.h - what reserve.c shares with its two helpers: the
+ * extent-map side (reserve_map.c: the file's shared ranges, and which of
+ * its blocks are allocated already) and reserve_regain.c.
  */
 #ifndef WTIO_RESERVE_MAP_H
 #define WTIO_RESERVE_MAP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "inode.h"
+
+/* inode->resv_state: not looked yet, tracked, no fallocate here. */
+#define RESV_UNKNOWN	0
+#define RESV_TRACK	1
+#define RESV_OFF	(-1)
+
+static inline bool wtio_resv_nospace(int err)
+{
+	return err == -ENOSPC || err == -EDQUOT;
+}
 
 /* Reservation granule: the filesystem block, at least our block. */
 static inline int64_t wtio_resv_unit(const struct wtio_inode *inode)
