@@ -120,11 +120,6 @@ static int resv_falloc(struct wtio_inode *inode, int64_t off, int64_t len)
 	return resv_falloc_mode(inode, FALLOC_FL_KEEP_SIZE, off, len);
 }
 
-static bool resv_nospace(int err)
-{
-	return wtio_resv_nospace(err);
-}
-
 /* First write: what the file already has allocated from offset 0. */
 static void resv_init(struct wtio_inode *inode)
 {
@@ -170,7 +165,7 @@ static int64_t resv_fit_mode(struct wtio_inode *inode, int mode, int64_t cur,
 			continue;
 		}
 		*err = ret;
-		if (!resv_nospace(ret) || step <= u)
+		if (!wtio_resv_nospace(ret) || step <= u)
 			break;
 		step = (step / 2 + u - 1) & ~(u - 1);
 	}
@@ -188,7 +183,7 @@ static int64_t resv_fit(struct wtio_inode *inode, int64_t cur, int64_t end,
 static int64_t resv_fit_have(struct wtio_inode *inode, int64_t got,
 			     int64_t b, int *err)
 {
-	while (got < b && resv_nospace(*err)) {
+	while (got < b && wtio_resv_nospace(*err)) {
 		int64_t have = wtio_resv_allocated_from(inode, got, b);
 
 		if (have <= got)
@@ -333,7 +328,7 @@ static int64_t resv_unshare(struct wtio_inode *inode, int64_t a, int64_t b,
 	*err = 0;
 	while (wtio_resv_shared_next(inode, cur, b, &s, &e)) {
 		got = resv_fit_mode(inode, FALLOC_FL_UNSHARE_RANGE, s, e, err);
-		if (got < e && resv_nospace(*err) && resv_trim_others(inode))
+		if (got < e && wtio_resv_nospace(*err) && resv_trim_others(inode))
 			got = resv_fit_mode(inode, FALLOC_FL_UNSHARE_RANGE,
 					    got, e, err);
 		if (*err == -EOPNOTSUPP || *err == -ENOSYS ||
@@ -347,7 +342,7 @@ static int64_t resv_unshare(struct wtio_inode *inode, int64_t a, int64_t b,
 		if (got > s)
 			wtio_resv_shared_done(inode, s, got);
 		if (got < e) {
-			if (resv_nospace(*err))
+			if (wtio_resv_nospace(*err))
 				return got;
 			/* EIO and the like: the write goes on as it would
 			 * have, and its write-back reports. */
@@ -451,7 +446,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 		if (want > inode->resv_max)
 			inode->resv_max = want;
 		got = resv_fit(inode, cur, b, &err);
-		if (got < b && resv_nospace(err) && resv_trim_others(inode))
+		if (got < b && wtio_resv_nospace(err) && resv_trim_others(inode))
 			got = resv_fit(inode, got, b, &err);
 	}
 	got = resv_fit_have(inode, got, b, &err);
@@ -475,7 +470,7 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 	}
 	if (got >= b)
 		return (ssize_t)len;
-	if (resv_nospace(err) || err == -EFBIG) {
+	if (wtio_resv_nospace(err) || err == -EFBIG) {
 		/* Short: what fits from off, if anything, in whole blocks of
 		 * ours. got ends on a filesystem block (the file's map, or
 		 * SEEK_HOLE), which can lie inside one of ours when ours is
