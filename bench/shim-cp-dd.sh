@@ -8,7 +8,8 @@
 # bare, under Debian's nocache(1) (mode "nocache", the tool a user would
 # pick for drop-behind; left out when not installed) and under wtio-run
 # in each mode, one after the other (a mode written MODE/SIZE, e.g.
-# dontcache/64k, runs with --folio-size=SIZE). REPEAT=N runs the whole list N
+# dontcache/64k, runs with --folio-size=SIZE; MODE/large with
+# --large-folios). REPEAT=N runs the whole list N
 # times (alternating, for medians). BEFORE=BUILD2 runs every wtio mode
 # with BUILD2's wtio-run too, right before BUILD's ("M before"), for
 # before/after ratios within one run. Prints per
@@ -99,6 +100,7 @@ for mode in $list; do
 	else
 		fo=()
 		case $mode in
+		*/large) fo=(--large-folios) ;;
 		*/*) fo=(--folio-size="${mode#*/}") ;;
 		esac
 		pre=("$wr" --mode="${mode%%/*}" "${fo[@]}" --paths="$mnt" --)

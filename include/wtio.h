@@ -191,6 +191,20 @@ struct wtio_config {
  * default): see WTIO_CONFIG_AIO_CHANNELS. */
 #define WTIO_CONFIG_URING_CHANNELS (1u << 8)
 
+/*
+ * Large folios for files that are streamed (since 0.3): a file whose
+ * cache is empty when a read or write of at least 16 * folio_size bytes
+ * (at most 1 MiB and max_io_size) starts gets folios of that size; one
+ * whose cache is empty when a smaller I/O starts gets folio_size ones.
+ * A file keeps its folio size while any of its data is cached. Both
+ * sizes share the one budget (memory moves between them as the kernel's
+ * page cache moves between folio orders), so a stream's large I/Os are
+ * not cut into 4 KiB folios and a random 4 KiB writer does not pay for
+ * 64 KiB ones. Only in a cache of at least 64 large folios (a smaller
+ * one keeps folio_size for every file). Off by default.
+ */
+#define WTIO_CONFIG_LARGE_FOLIOS (1u << 9)
+
 /* Fill cfg with the defaults. */
 void wtio_config_init(struct wtio_config *cfg);
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "api.h"
+#include "folio_size.h"
 #include "export.h"
 #include "ctx.h"
 #include "forked.h"
@@ -159,6 +160,8 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 		if (ret)
 			return ret;
 	}
+	if (len)
+		wtio_inode_pick_folio_size(file->inode, (size_t)len);
 	/* Checked: an adaptive write picks its mode now, once, for the
 	 * synchronous and the queued calls alike. */
 	if (write && len)

@@ -84,14 +84,22 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 	}
 	for (i = 0; i < nr_locks; i++)
 		pthread_mutex_init(&ix->locks[i], NULL);
-	/* Free list in address order so a fresh cache hands out
-	 * consecutive memory. */
-	for (i = ctx->nr_folios; i-- > 0;) {
-		struct wtio_folio *f = &ctx->folios[i];
-
-		f->data = ctx->arena + i * ctx->folio_size;
-		f->free_next = ctx->free_list;
-		ctx->free_list = f;
+	ctx->nr_chunks = ctx->nr_folios >> ctx->chunk_shift;
+	ctx->chunks = calloc(ctx->nr_chunks, sizeof(*ctx->chunks));
+	if (!ctx->chunks) {
+		wtio_cache_exit(ctx);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ctx->nr_folios; i++)
+		ctx->folios[i].data = ctx->arena + i * ctx->folio_size;
+	/* Free chunks stacked in address order, so that a fresh cache
+	 * hands out consecutive memory. */
+	ctx->partial_chunks = WTIO_CHUNK_NONE;
+	ctx->free_chunks = WTIO_CHUNK_NONE;
+	for (i = ctx->nr_chunks; i-- > 0;) {
+		ctx->chunks[i].state = WTIO_CHUNK_FREE;
+		ctx->chunks[i].next = ctx->free_chunks;
+		ctx->free_chunks = i;
 	}
 	ctx->nr_free = ctx->nr_folios;
 	pthread_mutex_init(&ctx->free_lock, NULL);
@@ -114,6 +122,8 @@ void wtio_cache_exit(struct wtio_ctx *ctx)
 		pthread_cond_destroy(&ctx->space_cond);
 	}
 	free(ix->locks);
+	free(ctx->chunks);
+	ctx->chunks = NULL;
 	wtio_slots_pool_destroy(ix->slots);
 	wtio_huge_unmap(ix->buckets, (ix->mask + 1) * sizeof(*ix->buckets));
 	wtio_huge_unmap(ctx->folios, ctx->nr_folios * sizeof(*ctx->folios));
@@ -158,13 +168,111 @@ static void folio_reset(struct wtio_folio *folio)
 	folio->wb_blocks = 0;
 }
 
+/* Chunk lists, under free_lock. */
+static void partial_add(struct wtio_ctx *ctx, uint64_t c)
+{
+	struct wtio_chunk *ch = &ctx->chunks[c];
+
+	ch->prev = WTIO_CHUNK_NONE;
+	ch->next = ctx->partial_chunks;
+	if (ch->next != WTIO_CHUNK_NONE)
+		ctx->chunks[ch->next].prev = c;
+	ctx->partial_chunks = c;
+}
+
+static void partial_del(struct wtio_ctx *ctx, uint64_t c)
+{
+	struct wtio_chunk *ch = &ctx->chunks[c];
+
+	if (ch->prev != WTIO_CHUNK_NONE)
+		ctx->chunks[ch->prev].next = ch->next;
+	else
+		ctx->partial_chunks = ch->next;
+	if (ch->next != WTIO_CHUNK_NONE)
+		ctx->chunks[ch->next].prev = ch->prev;
+}
+
+static void chunk_push_free(struct wtio_ctx *ctx, uint64_t c)
+{
+	ctx->chunks[c].state = WTIO_CHUNK_FREE;
+	ctx->chunks[c].next = ctx->free_chunks;
+	ctx->free_chunks = c;
+}
+
+static uint64_t chunk_all(const struct wtio_ctx *ctx)
+{
+	return ctx->chunk_units == 64 ? ~0ull : (1ull << ctx->chunk_units) - 1;
+}
+
+/* Give a folio's units back, under free_lock. A split chunk whose last
+ * unit comes back is whole again, and free for a large folio. */
+static void units_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
+{
+	uint64_t u = (uint64_t)(folio - ctx->folios);
+	uint64_t c = u >> ctx->chunk_shift;
+	struct wtio_chunk *ch = &ctx->chunks[c];
+
+	ctx->nr_free += folio->units;
+	if (ch->state == WTIO_CHUNK_WHOLE) {
+		chunk_push_free(ctx, c);
+		return;
+	}
+	if (!ch->free_mask)
+		partial_add(ctx, c);
+	ch->free_mask |= 1ull << (u & (ctx->chunk_units - 1));
+	if (ch->free_mask == chunk_all(ctx)) {
+		partial_del(ctx, c);
+		chunk_push_free(ctx, c);
+	}
+}
+
+/* A folio of the given units (1 or chunk_units) off the free space, or
+ * NULL. Small folios fill split chunks before a free chunk is split,
+ * which keeps whole chunks for large folios. Under free_lock. */
+static struct wtio_folio *units_alloc(struct wtio_ctx *ctx, uint32_t units)
+{
+	uint64_t c = ctx->partial_chunks, u;
+	struct wtio_chunk *ch;
+
+	if (units == ctx->chunk_units || c == WTIO_CHUNK_NONE) {
+		c = ctx->free_chunks;
+		if (c == WTIO_CHUNK_NONE)
+			return NULL;
+		ch = &ctx->chunks[c];
+		ctx->free_chunks = ch->next;
+		if (units == ctx->chunk_units) {
+			ch->state = WTIO_CHUNK_WHOLE;
+			u = c << ctx->chunk_shift;
+			goto out;
+		}
+		ch->state = WTIO_CHUNK_SPLIT;
+		ch->free_mask = chunk_all(ctx);
+		partial_add(ctx, c);
+	}
+	ch = &ctx->chunks[c];
+	u = (uint64_t)__builtin_ctzll(ch->free_mask);
+	ch->free_mask &= ch->free_mask - 1;
+	if (!ch->free_mask)
+		partial_del(ctx, c);
+	u += c << ctx->chunk_shift;
+out:
+	ctx->nr_free -= units;
+	ctx->folios[u].units = units;
+	return &ctx->folios[u];
+}
+
+static bool units_available(struct wtio_ctx *ctx, uint32_t units)
+{
+	return ctx->free_chunks != WTIO_CHUNK_NONE ||
+	       (units < ctx->chunk_units &&
+		ctx->partial_chunks != WTIO_CHUNK_NONE);
+}
+
 static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
 {
 	folio_reset(folio);
 	pthread_mutex_lock(&ctx->free_lock);
-	folio->free_next = ctx->free_list;
-	ctx->free_list = folio;
-	ctx->nr_free++;
+	units_free(ctx, folio);
 	pthread_mutex_unlock(&ctx->free_lock);
 	wtio_cache_wake_space(ctx);
 }
@@ -184,31 +292,22 @@ void wtio_folio_put(struct wtio_ctx *ctx, struct wtio_folio *folio)
 void wtio_folio_put_many(struct wtio_ctx *ctx, struct wtio_folio *const *v,
 			 int n)
 {
-	struct wtio_folio *head = NULL, *tail = NULL;
-	uint64_t nr = 0;
+	bool freed = false;
 	int i;
 
-	for (i = 0; i < n; i++) {
-		struct wtio_folio *f = v[i];
-
-		if (atomic_fetch_sub_explicit(&f->refcount, 1,
+	/* Backwards: the chunks stack up so that v[0]'s is taken first. */
+	for (i = n; i-- > 0;) {
+		if (atomic_fetch_sub_explicit(&v[i]->refcount, 1,
 					      memory_order_acq_rel) != 1)
 			continue;
-		folio_reset(f);
-		f->free_next = NULL;
-		if (tail)
-			tail->free_next = f;
-		else
-			head = f;
-		tail = f;
-		nr++;
+		folio_reset(v[i]);
+		if (!freed)
+			pthread_mutex_lock(&ctx->free_lock);
+		freed = true;
+		units_free(ctx, v[i]);
 	}
-	if (!nr)
+	if (!freed)
 		return;
-	pthread_mutex_lock(&ctx->free_lock);
-	tail->free_next = ctx->free_list;
-	ctx->free_list = head;
-	ctx->nr_free += nr;
 	pthread_mutex_unlock(&ctx->free_lock);
 	wtio_cache_wake_space(ctx);
 }
@@ -379,16 +478,30 @@ bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio)
 	return true;
 }
 
-/* Folios one CLOCK pass evicts at most. */
-#define RECLAIM_BATCH 32
+/* Folios one CLOCK pass evicts at most; at least a chunk's worth. */
+#define RECLAIM_BATCH 64
+
+/* Nothing can be evicted when every unit is dirty or under writeback:
+ * sweeping the whole arena, twice, under the lock every allocator
+ * needs, only to learn that would cost more than the wait for
+ * writeback that follows. */
+static bool cache_all_busy(struct wtio_ctx *ctx)
+{
+	return (uint64_t)(atomic_load_explicit(&ctx->nr_dirty,
+					       memory_order_relaxed) +
+			  atomic_load_explicit(&ctx->nr_writeback,
+					       memory_order_relaxed)) >=
+	       ctx->nr_folios;
+}
 
 /*
  * One CLOCK pass: evict up to want folios, looking at each at most twice.
- * They go back to the free list together and in address order (the hand
+ * They go back to the free space together and in address order (the hand
  * sweeps the arena upwards), lowest first out: the next run of new
  * folios, a readahead window or a stream's writes, is consecutive memory
  * again, one buffer an I/O, instead of the reverse order one at a time
- * would give.
+ * would give. A large folio's other units are never in use themselves:
+ * the scan passes them.
  */
 static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 {
@@ -397,14 +510,7 @@ static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 
 	if (want > RECLAIM_BATCH)
 		want = RECLAIM_BATCH;
-
-	/* Every folio dirty or under writeback (the free list is empty
-	 * here): nothing can be evicted, and sweeping the whole arena, twice,
-	 * under the lock every allocator needs, only to learn that would
-	 * cost more than the wait for writeback that follows. */
-	if ((uint64_t)(atomic_load_explicit(&ctx->nr_dirty, memory_order_relaxed) +
-		       atomic_load_explicit(&ctx->nr_writeback,
-					    memory_order_relaxed)) >= ctx->nr_folios)
+	if (cache_all_busy(ctx))
 		return 0;
 	pthread_mutex_lock(&ctx->evict_lock);
 	while (got < want && scanned < 2 * ctx->nr_folios) {
@@ -420,39 +526,96 @@ static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 	return got;
 }
 
-static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx)
+/* Could CLOCK take every folio of a chunk now? Gives each a look, and
+ * its second chance, as the unit scan would. */
+static bool chunk_evictable(struct wtio_ctx *ctx, uint64_t c)
+{
+	struct wtio_folio *f = &ctx->folios[c << ctx->chunk_shift];
+	bool ok = true;
+
+	/* A large folio's other units and free units have no reference. */
+	for (uint32_t k = 0; k < ctx->chunk_units; k++, f++) {
+		uint32_t s = atomic_load_explicit(&f->state,
+						  memory_order_relaxed);
+
+		if (atomic_load_explicit(&f->refcount, memory_order_relaxed) <= 0)
+			continue;	/* free, or being freed */
+		if (s & (FOLIO_LOCKED | FOLIO_DIRTY | FOLIO_WRITEBACK))
+			return false;
+		if (s & FOLIO_REFERENCED) {
+			wtio_folio_clear_flag(f, FOLIO_REFERENCED);
+			ok = false;
+		}
+	}
+	return ok;
+}
+
+/*
+ * CLOCK over chunks, for a large folio: a chunk comes free only when all
+ * its folios leave, so evicting folios one by one wherever the unit
+ * hand stands would free units all over the arena and whole chunks
+ * rarely. Takes every folio of the first chunk whose folios are all
+ * clean, idle and not recently used. Returns whether it evicted any.
+ */
+static bool cache_reclaim_chunk(struct wtio_ctx *ctx)
+{
+	struct wtio_folio *v[64];
+	uint64_t scanned = 0;
+	int got = 0;
+
+	if (cache_all_busy(ctx))
+		return false;
+	pthread_mutex_lock(&ctx->evict_lock);
+	while (!got && scanned++ < 2 * ctx->nr_chunks) {
+		uint64_t c = ctx->chunk_hand;
+		struct wtio_folio *f;
+
+		ctx->chunk_hand = (c + 1) % ctx->nr_chunks;
+		if (!chunk_evictable(ctx, c))
+			continue;
+		f = &ctx->folios[c << ctx->chunk_shift];
+		for (uint32_t k = 0; k < ctx->chunk_units; k++, f++)
+			if (folio_try_evict(ctx, f))
+				v[got++] = f;
+	}
+	pthread_mutex_unlock(&ctx->evict_lock);
+	wtio_folio_put_many(ctx, v, got);
+	return got > 0;
+}
+
+static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx,
+					 uint32_t units)
 {
 	struct wtio_folio *f;
 
 	pthread_mutex_lock(&ctx->free_lock);
-	f = ctx->free_list;
-	if (f) {
-		ctx->free_list = f->free_next;
-		ctx->nr_free--;
-		f->free_next = NULL;
-	}
+	f = units_alloc(ctx, units);
 	pthread_mutex_unlock(&ctx->free_lock);
 	return f;
 }
 
 /*
- * A free folio, locked, with one reference (the caller's). When the budget
- * is used up: evict clean folios; when none is clean, wake the flushers and
- * wait for writeback or for references to drop.
+ * A free folio of the given units, locked, with one reference (the
+ * caller's). When the budget is used up: evict clean folios; when none
+ * is clean, wake the flushers and wait for writeback or for references
+ * to drop.
  */
-static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait,
-				      bool may_evict)
+static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
+				      bool wait, bool may_evict)
 {
 	unsigned int stalls = 0;
 	struct wtio_folio *f;
+	bool large = units > 1 && units == ctx->chunk_units;
 
 	for (;;) {
-		f = folio_pop_free(ctx);
+		bool avail;
+
+		f = folio_pop_free(ctx, units);
 		if (f)
 			break;
 		if (!may_evict)
 			return NULL;
-		if (cache_reclaim(ctx, 32))
+		if (large ? cache_reclaim_chunk(ctx) : cache_reclaim(ctx, 32))
 			continue;
 		if (!wait)
 			return NULL;
@@ -481,9 +644,9 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, bool wait,
 		/* Only decides whether to sleep, but read it under its lock:
 		 * an unlocked peek is a data race (free_lock is innermost). */
 		pthread_mutex_lock(&ctx->free_lock);
-		f = ctx->free_list;
+		avail = units_available(ctx, units);
 		pthread_mutex_unlock(&ctx->free_lock);
-		if (!f) {
+		if (!avail) {
 			struct timespec ts;
 			/* Space comes back as writeback ends, and some may
 			 * be a queue's whose completion thread naps. */
@@ -569,7 +732,8 @@ static struct wtio_folio *folio_try_create(struct wtio_inode *inode,
 		wtio_folio_put(inode->ctx, f);
 		return NULL;
 	}
-	nf = folio_alloc(inode->ctx, false, may_evict);
+	nf = folio_alloc(inode->ctx, inode->folio_units, false,
+				may_evict);
 	if (!nf)
 		return NULL;
 	f = folio_insert(inode, index, nf);
@@ -602,7 +766,8 @@ int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
 	for (;;) {
 		f = wtio_folio_lookup(inode, index);
 		if (!f) {
-			nf = folio_alloc(ctx, !nowait, true);
+			nf = folio_alloc(ctx, inode->folio_units, !nowait,
+					 true);
 			/* Full of data the disk refused: say so (-EIO), as
 			 * the write that cannot be cached is refused too. */
 			if (!nf)

@@ -110,7 +110,7 @@ struct wtio_folio *wtio_folio_slot_tryget(struct wtio_inode *inode,
 	 * follows from f's in the array, without a load of f). */
 	__builtin_prefetch(inode->ctx->arena +
 			   ((size_t)(f - inode->ctx->folios) <<
-			    inode->folio_shift), 1);
+			    inode->ctx->folio_shift), 1);
 	r = atomic_load_explicit(&f->refcount, memory_order_relaxed);
 	do {
 		if (r <= 0)

@@ -37,6 +37,15 @@ struct wtio_folio;
 struct wtio_ioend;
 struct wtio_slot_pool;
 
+/* A chunk of the arena (cache.c), under ctx->free_lock. */
+#define WTIO_CHUNK_NONE UINT64_MAX
+enum wtio_chunk_state { WTIO_CHUNK_FREE, WTIO_CHUNK_SPLIT, WTIO_CHUNK_WHOLE };
+struct wtio_chunk {
+	uint64_t free_mask;		/* SPLIT: its free units */
+	uint64_t prev, next;		/* partial list; next: free stack */
+	uint32_t state;
+};
+
 /* The index: one hash table per context with striped locks, so many
  * threads on one file do not contend on one lock. */
 struct wtio_index {
@@ -53,23 +62,40 @@ struct wtio_ctx {
 	/* The fork generation it was made in: used in another (a child of
 	 * fork()), every call is -ECHILD (forked.h). */
 	unsigned int fork_gen;
+	/* The arena's unit: the smallest folio (cfg.folio_size). Every
+	 * count of folios below (nr_folios, nr_free, nr_dirty,
+	 * nr_writeback) is in these units; a large folio counts for
+	 * chunk_units of them. */
 	uint32_t folio_size;
 	uint32_t folio_shift;
+	/* A chunk: chunk_units consecutive units, either one large folio
+	 * (a file given large folios, folio_size.c) or split into small
+	 * ones. chunk_units is 1 without WTIO_CONFIG_LARGE_FOLIOS. */
+	uint32_t chunk_units;
+	uint32_t chunk_shift;		/* log2(chunk_units) */
+	uint32_t large_size;		/* folio_size * chunk_units */
 
 	char *arena;
 	size_t arena_size;
+	/* One descriptor per unit; a folio is the descriptor of its first
+	 * unit, those of a large folio's other units stay unused. */
 	struct wtio_folio *folios;
 	uint64_t nr_folios;
 
 	struct wtio_io_backend io;
 	struct wtio_index index;
 
-	/* Free folios, and the CLOCK hand over all of them. */
+	/* Free space by chunk (cache.c), and the CLOCK hands over all
+	 * units and over the chunks (reclaim for a large folio). */
 	pthread_mutex_t free_lock;
-	struct wtio_folio *free_list;
-	uint64_t nr_free;
+	struct wtio_chunk *chunks;
+	uint64_t nr_chunks;
+	uint64_t free_chunks;		/* stack of free chunks, via next */
+	uint64_t partial_chunks;	/* split chunks with a free unit */
+	uint64_t nr_free;		/* units */
 	pthread_mutex_t evict_lock;
 	uint64_t clock_hand;
+	uint64_t chunk_hand;
 	/* Allocators waiting for a folio to become reclaimable. */
 	pthread_mutex_t space_lock;
 	pthread_cond_t space_cond;

@@ -30,11 +30,11 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	wtio_flist_add_tail(&inode->dirty, folio, WTIO_FL_DIRTY);
 	inode->nr_dirty++;
 	pthread_mutex_unlock(&inode->dirty_lock);
-	atomic_fetch_add(&ctx->nr_dirty, 1);
+	atomic_fetch_add(&ctx->nr_dirty, inode->folio_units);
 	/* Its last write failed: only fsync retries it (see ioend_finish),
 	 * so it counts apart from the data the flushers can clean. */
 	if (old & FOLIO_ERROR) {
-		atomic_fetch_add(&ctx->nr_dirty_error, 1);
+		atomic_fetch_add(&ctx->nr_dirty_error, inode->folio_units);
 		atomic_fetch_add(&inode->nr_dirty_error, 1);
 	}
 
@@ -93,9 +93,9 @@ static bool folio_clear_dirty(struct wtio_inode *inode,
 	pthread_mutex_lock(&inode->dirty_lock);
 	dirty_list_del(inode, folio);
 	pthread_mutex_unlock(&inode->dirty_lock);
-	atomic_fetch_sub(&ctx->nr_dirty, 1);
+	atomic_fetch_sub(&ctx->nr_dirty, inode->folio_units);
 	if (old & FOLIO_ERROR) {
-		atomic_fetch_sub(&ctx->nr_dirty_error, 1);
+		atomic_fetch_sub(&ctx->nr_dirty_error, inode->folio_units);
 		atomic_fetch_sub(&inode->nr_dirty_error, 1);
 	}
 	dirty_wake_throttled(ctx);
@@ -236,7 +236,7 @@ void wtio_folio_set_writeback(struct wtio_inode *inode,
 			      struct wtio_folio *folio)
 {
 	wtio_folio_set_flag(folio, FOLIO_WRITEBACK);
-	atomic_fetch_add(&inode->ctx->nr_writeback, 1);
+	atomic_fetch_add(&inode->ctx->nr_writeback, inode->folio_units);
 	atomic_fetch_add(&inode->nr_writeback, 1);
 	pthread_mutex_lock(&inode->wb_list_lock);
 	folio->wb_seq = ++inode->wb_seq;
@@ -250,7 +250,7 @@ void wtio_folio_finish_writeback(struct wtio_inode *inode,
 	pthread_mutex_lock(&inode->wb_list_lock);
 	wtio_flist_del(&inode->wb_folios, folio, WTIO_FL_WB);
 	pthread_mutex_unlock(&inode->wb_list_lock);
-	atomic_fetch_sub(&inode->ctx->nr_writeback, 1);
+	atomic_fetch_sub(&inode->ctx->nr_writeback, inode->folio_units);
 	atomic_fetch_sub(&inode->nr_writeback, 1);
 	wtio_folio_end_writeback(folio);
 }
@@ -266,7 +266,8 @@ void wtio_folios_finish_writeback(struct wtio_inode *inode,
 	for (i = 0; i < n; i++)
 		wtio_flist_del(&inode->wb_folios, v[i], WTIO_FL_WB);
 	pthread_mutex_unlock(&inode->wb_list_lock);
-	atomic_fetch_sub(&inode->ctx->nr_writeback, n);
+	atomic_fetch_sub(&inode->ctx->nr_writeback,
+			 (int64_t)n * inode->folio_units);
 	atomic_fetch_sub(&inode->nr_writeback, n);
 	for (i = 0; i < n; i++)
 		wtio_folio_end_writeback(v[i]);
@@ -294,7 +295,7 @@ void wtio_folios_start_writeback(struct wtio_inode *inode,
 	/* wtio_folio_set_writeback, for each */
 	for (i = 0; i < n; i++)
 		wtio_folio_set_flag(v[i], FOLIO_WRITEBACK);
-	atomic_fetch_add(&ctx->nr_writeback, n);
+	atomic_fetch_add(&ctx->nr_writeback, (int64_t)n * inode->folio_units);
 	atomic_fetch_add(&inode->nr_writeback, n);
 	pthread_mutex_lock(&inode->wb_list_lock);
 	for (i = 0; i < n; i++) {
@@ -320,9 +321,11 @@ void wtio_folios_start_writeback(struct wtio_inode *inode,
 			if (was_dirty[i / 64] & (1ull << (i % 64)))
 				dirty_list_del(inode, v[i]);
 		pthread_mutex_unlock(&inode->dirty_lock);
-		atomic_fetch_sub(&ctx->nr_dirty, cleared);
+		atomic_fetch_sub(&ctx->nr_dirty,
+				 (int64_t)cleared * inode->folio_units);
 		if (errors) {
-			atomic_fetch_sub(&ctx->nr_dirty_error, errors);
+			atomic_fetch_sub(&ctx->nr_dirty_error,
+					 (int64_t)errors * inode->folio_units);
 			atomic_fetch_sub(&inode->nr_dirty_error, errors);
 		}
 		dirty_wake_throttled(ctx);

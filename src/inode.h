@@ -68,19 +68,25 @@ struct wtio_inode {
 	pthread_cond_t extend_cond;
 
 	struct wtio_geometry geo;
-	uint32_t block_size;
-	uint32_t block_shift;
-	uint32_t blocks_per_folio;
-	/* The size of each folio of this inode: the context's for now; a
-	 * size chosen per file (large folios for a stream, small ones for
-	 * random writes) builds on every path taking it from here. */
-	uint32_t folio_size;
-	uint32_t folio_shift;
+	/*
+	 * The file's shape: its folio size (the context's unit, or a large
+	 * folio for a file streamed in large I/Os: folio_size.c) and the
+	 * per-block state's block. Changed only while the file has no
+	 * cached folio, under i_rwsem exclusive (so inside an i_wseq
+	 * write section): atomics for the paths that read them without
+	 * the lock, which find no folio of the old shape to act on.
+	 */
+	_Atomic uint32_t block_size;
+	_Atomic uint32_t block_shift;
+	_Atomic uint32_t blocks_per_folio;
+	_Atomic uint32_t folio_size;
+	_Atomic uint32_t folio_shift;
+	_Atomic uint32_t folio_units;	/* of the context's arena */
 	/* The filesystem's block as far as direct I/O may go (at most
 	 * block_size): the block holding the file's end is written only up
 	 * to the end's tail_unit, so the end needs no more space than the
 	 * kernel's (ioend.c, reserve.c). */
-	uint32_t tail_unit;
+	_Atomic uint32_t tail_unit;
 
 	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
 	 * to be allocated on disk, nothing we allocated lies past resv_max;
@@ -97,7 +103,7 @@ struct wtio_inode {
 
 	pthread_mutex_t i_pages_lock;
 	struct wtio_folio_list pages;	/* every cached folio of the inode */
-	uint64_t nr_pages;
+	_Atomic uint64_t nr_pages;	/* changed under i_pages_lock */
 	/* index -> folio for lockless hits, kept under i_pages_lock beside
 	 * the hash (inode_slots.h); NULL until the first folio. */
 	struct wtio_slot_dir *_Atomic i_slots;

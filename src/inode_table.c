@@ -20,58 +20,29 @@
 #include "flush_queue.h"
 #include "reserve.h"
 #include "folio.h"
+#include "folio_size.h"
 #include "ctx.h"
 #include "inode.h"
 #include "inode_slots.h"
 #include "sys.h"
 
-static uint32_t round_down_pow2(uint32_t v)
-{
-	return v ? 1u << (31 - __builtin_clz(v)) : 0;
-}
-
 static int inode_setup_geometry(struct wtio_ctx *ctx, struct wtio_inode *inode,
 				const struct wtio_file_stat *st)
 {
-	uint32_t bs;
-
 	wtio_geometry_probe_cached(inode->fd, st, &inode->geo,
 				   &inode->max_bytes);
-	bs = inode->geo.dio_offset_align;
-	if (bs < 512)
-		bs = 512;
-	/* Per-block state at the filesystem's block size when the folio
-	 * allows: a sub-block direct write is slow (XFS serialises it). */
-	if (round_down_pow2(inode->geo.blksize) > bs)
-		bs = round_down_pow2(inode->geo.blksize);
-	inode->tail_unit = bs;
-	inode->folio_size = ctx->folio_size;
-	inode->folio_shift = ctx->folio_shift;
-	if (bs > inode->folio_size)
-		bs = inode->folio_size;
-	if (bs < inode->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO)
-		bs = inode->folio_size / WTIO_MAX_BLOCKS_PER_FOLIO;
-	if (bs < inode->geo.dio_offset_align || bs < inode->geo.dio_mem_align)
-		return -EOPNOTSUPP;	/* folio smaller than a DIO block */
-	inode->block_size = bs;
-	if (inode->tail_unit > bs)
-		inode->tail_unit = bs;
-	inode->block_shift = (uint32_t)__builtin_ctz(bs);
-	inode->blocks_per_folio = inode->folio_size / bs;
 	if (ctx->cfg.stripe_unit) {
 		inode->geo.stripe_unit = ctx->cfg.stripe_unit;
 		inode->geo.stripe_width = ctx->cfg.stripe_width ?
 			ctx->cfg.stripe_width : ctx->cfg.stripe_unit;
 		inode->geo.stripe_source = "config";
 	}
-	/* A stripe unit that is not whole blocks cannot be honoured. */
-	if ((ctx->cfg.flags & WTIO_CONFIG_NO_STRIPE_ALIGN) ||
-	    inode->geo.stripe_unit % bs) {
+	if (ctx->cfg.flags & WTIO_CONFIG_NO_STRIPE_ALIGN) {
 		inode->geo.stripe_unit = 0;
 		inode->geo.stripe_width = 0;
 		inode->geo.stripe_source = "none";
 	}
-	return 0;
+	return wtio_inode_set_shape(inode, ctx->folio_size, true);
 }
 
 /*

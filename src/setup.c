@@ -117,7 +117,8 @@ static int config_check(struct wtio_config *c)
 			 WTIO_CONFIG_NO_STRIPE_ALIGN | WTIO_CONFIG_SIZE_AHEAD |
 			 WTIO_CONFIG_ADAPTIVE | WTIO_CONFIG_KEEP_CLOSED |
 			 WTIO_CONFIG_AIO_CHANNELS | WTIO_CONFIG_URING_CHANNELS |
-			 WTIO_CONFIG_DONTCACHE_READAHEAD))
+			 WTIO_CONFIG_DONTCACHE_READAHEAD |
+			 WTIO_CONFIG_LARGE_FOLIOS))
 		return -EINVAL;
 	if ((c->flags & WTIO_CONFIG_AIO_CHANNELS) &&
 	    (c->flags & WTIO_CONFIG_URING_CHANNELS))
@@ -132,7 +133,13 @@ static int config_check(struct wtio_config *c)
  * chosen without rebuilding the program, or for a whole test run. */
 static void config_env(struct wtio_config *c)
 {
-	const char *v = getenv("WTIO_IO_CHANNEL");
+	const char *v = getenv("WTIO_LARGE_FOLIOS");
+
+	if (v && !strcmp(v, "1"))
+		c->flags |= WTIO_CONFIG_LARGE_FOLIOS;
+	else if (v && !strcmp(v, "0"))
+		c->flags &= ~WTIO_CONFIG_LARGE_FOLIOS;
+	v = getenv("WTIO_IO_CHANNEL");
 
 	if (v && !strcmp(v, "aio")) {
 		c->flags |= WTIO_CONFIG_AIO_CHANNELS;
@@ -147,6 +154,31 @@ WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
 				struct wtio_ctx **ctxp)
 {
 	return wtio_ctx_create_io(cfg, NULL, NULL, ctxp);
+}
+
+/* A large folio is WTIO_LARGE_FOLIO_UNITS units, at most the largest
+ * folio and the largest I/O; only in a cache of at least
+ * WTIO_MIN_LARGE_FOLIOS of them. Else every chunk is one unit. */
+#define WTIO_LARGE_FOLIO_UNITS 16u
+#define WTIO_MIN_LARGE_FOLIOS 64u
+
+static void large_folios_setup(struct wtio_ctx *ctx)
+{
+	uint32_t units = 1, u;
+
+	if (ctx->cfg.flags & WTIO_CONFIG_LARGE_FOLIOS) {
+		for (u = WTIO_LARGE_FOLIO_UNITS; u > 1; u >>= 1)
+			if ((uint64_t)ctx->folio_size * u <= WTIO_MAX_FOLIO_SIZE &&
+			    (uint64_t)ctx->folio_size * u <= ctx->cfg.max_io_size &&
+			    ctx->nr_folios / u >= WTIO_MIN_LARGE_FOLIOS)
+				break;
+		units = u;
+	}
+	ctx->chunk_units = units;
+	ctx->chunk_shift = (uint32_t)__builtin_ctz(units);
+	ctx->large_size = ctx->folio_size * units;
+	/* Whole chunks: the tail of the budget that is not one is unused. */
+	ctx->nr_folios &= ~(uint64_t)(units - 1);
 }
 
 /* ops NULL: the built-in backend cfg->backend names. */
@@ -178,6 +210,7 @@ int wtio_ctx_create_io(const struct wtio_config *cfg,
 	ctx->folio_size = ctx->cfg.folio_size;
 	ctx->folio_shift = (uint32_t)__builtin_ctz(ctx->folio_size);
 	ctx->nr_folios = ctx->cfg.cache_size / ctx->folio_size;
+	large_folios_setup(ctx);
 	pthread_mutex_init(&ctx->inodes_lock, NULL);
 	pthread_cond_init(&ctx->kept_cond, NULL);
 

@@ -48,6 +48,7 @@ for e in d.get("experiments", []):
                     "time_based": bool, "sync": str, "sync_file_range": int, "fsync": int,
                     "overwrite": bool, "file_append": bool, "per_job_files": bool,
                     "nrfiles": int, "rwmixread": int, "cache_size": int, "folio_size": int,
+                    "large_folios": bool,
                     "flushers": int, "dirty_ratio": int, "dirty_background_ratio": int,
                     "invalidate": bool, "pre_read": bool, "repeat": int,
                     "modes": list}, "job")

@@ -239,6 +239,18 @@ tight|tight_ext4)
 		"--tight=2m -f 1m -c 32m -l 4m -o 600k -N 1500 -b psync"
 	)
 	;;
+large)
+	# WTIO_CONFIG_LARGE_FOLIOS: the file's folio size changes whenever
+	# its cache is empty (reopen, truncate, eviction, drop-behind).
+	cfgs=(
+		"--large-folios -f 4k -c 4m -l 4m -o 300k -N 3000 -b io_uring"
+		"--large-folios -f 4k -c 4m -l 2m -o 128k -N 3000 -b psync"
+		"--large-folios -f 16k -c 16m -l 8m -o 1m -N 1500 -b io_uring"
+		"--large-folios -f 4k -c 8m -l 8m -o 1m -N 1500 -b psync"
+		"--large-folios --keep-closed -f 4k -c 4m -l 4m -o 300k -N 2000 -b io_uring"
+		"--large-folios --tight=1m -f 4k -c 4m -l 2m -o 300k -N 2000 -b psync"
+	)
+	;;
 keep)
 	cfgs=(
 		"--keep-closed -f 4k -c 64k -l 512k -o 128k -N 3000 -b io_uring"
@@ -248,7 +260,7 @@ keep)
 	;;
 seeds) ;;
 *)
-	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive|keep|tight|tight_ext4]" >&2
+	echo "usage: fsx.sh WTIO_FSX [local|xfs|ext4|seeds|adaptive|keep|tight|tight_ext4|large]" >&2
 	exit 2
 	;;
 esac
@@ -288,7 +300,7 @@ else
 		work=$(mktemp -d "$PWD/fsx.XXXXXX")
 		dir=$work
 		fsname="local ($(stat -f -c %T "$dir" 2>/dev/null || echo '?'))"
-	elif case $part in tight) itype=xfs ;; tight_ext4) itype=ext4 ;;
+	elif case $part in tight|large) itype=xfs ;; tight_ext4) itype=ext4 ;;
 	     *) itype=$part ;; esac; mount_image "$itype"; then
 		dir=$mnt
 		fsname="$itype loop image"

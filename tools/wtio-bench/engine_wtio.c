@@ -60,6 +60,8 @@ static int w_mode_init(struct trial *tr)
 		cfg.flags |= WTIO_CONFIG_NO_STRIPE_ALIGN;
 	if (job->size_ahead)
 		cfg.flags |= WTIO_CONFIG_SIZE_AHEAD;
+	if (job->large_folios)
+		cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
 	cfg.flags |= tr->mode->cfgflags;
 	/* Closed files kept cached hold a descriptor each, up to half the
 	 * soft limit: let them use what the hard limit allows. */

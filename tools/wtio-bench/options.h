@@ -62,6 +62,7 @@ struct job_opts {
 	char filename_format[128];
 	uint64_t cache_size;		/* wtio; 0 = library default */
 	uint64_t folio_size;		/* wtio; 0 = library default (at most 1M) */
+	bool large_folios;		/* WTIO_CONFIG_LARGE_FOLIOS */
 	uint32_t flushers;		/* wtio; 0 = library default */
 	uint32_t dirty_ratio;		/* wtio, percent; 0 = library default */
 	uint32_t dirty_bg_ratio;	/* wtio, percent; 0 = library default */

@@ -49,6 +49,7 @@ static void json_job(FILE *f, const struct job_opts *j)
 		"\"sync_file_range\": %u, \"fsync\": %u, \"overwrite\": %s, "
 		"\"file_append\": %s, \"per_job_files\": %s, \"nrfiles\": %u, "
 		"\"rwmixread\": %u, \"cache_size\": %llu, \"folio_size\": %u, "
+		"\"large_folios\": %s, "
 		"\"flushers\": %u, \"dirty_ratio\": %u, \"dirty_background_ratio\": %u, "
 		"\"invalidate\": %s, \"pre_read\": %s, "
 		"\"stripe_align\": %s, \"size_ahead\": %s, \"repeat\": %u, \"modes\": [",
@@ -57,7 +58,8 @@ static void json_job(FILE *f, const struct job_opts *j)
 		j->sfr_every, j->fsync_every, j->overwrite ? "true" : "false",
 		j->file_append ? "true" : "false", j->per_job_files ? "true" : "false",
 		j->nrfiles, j->rwmixread, (unsigned long long)j->cache_size,
-		(unsigned int)j->folio_size, j->flushers, j->dirty_ratio, j->dirty_bg_ratio,
+		(unsigned int)j->folio_size, j->large_folios ? "true" : "false",
+		j->flushers, j->dirty_ratio, j->dirty_bg_ratio,
 		j->invalidate ? "true" : "false",
 		j->pre_read ? "true" : "false", j->stripe_align ? "true" : "false",
 		j->size_ahead ? "true" : "false", j->repeat);

@@ -44,6 +44,7 @@ struct fsx_opts {
 	int adaptive;		/* 0, or FSX_ADAPTIVE_FILE / _CTX */
 	int procs;		/* --procs: cooperating processes (1: one) */
 	bool keep_closed;	/* WTIO_CONFIG_KEEP_CLOSED */
+	bool large_folios;	/* WTIO_CONFIG_LARGE_FOLIOS */
 	uint64_t tight;		/* --tight: at most this much free, 0: off */
 	bool excluded[OP_NR];
 	const char *path;

@@ -52,6 +52,10 @@ static void usage(FILE *f)
 "              the context keeps a closed file's cache\n"
 "              (WTIO_CONFIG_KEEP_CLOSED): a close then writes nothing back,\n"
 "              so the disk is checked after one that ends the context\n"
+"  --large-folios\n"
+"              WTIO_CONFIG_LARGE_FOLIOS: the file's folio size changes\n"
+"              (16 x -f, or the context's) whenever its cache is empty;\n"
+"              needs -c of 64 large folios or more to take effect\n"
 "  --tight=SIZE\n"
 "              keep the filesystem nearly full (a filler file FILE.fill\n"
 "              leaves 0..SIZE bytes free, changed at random): writes may\n"
@@ -114,6 +118,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		{ "adaptive", optional_argument, NULL, 'A' },
 		{ "procs", required_argument, NULL, 'p' },
 		{ "keep-closed", no_argument, NULL, 'K' },
+		{ "large-folios", no_argument, NULL, 'G' },
 		{ "tight", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -154,6 +159,7 @@ int fsx_parse_options(int argc, char **argv, struct fsx_opts *o)
 		case 'k': o->keep = true; break;
 		case 'P': o->posix = true; break;
 		case 'K': o->keep_closed = true; break;
+		case 'G': o->large_folios = true; break;
 		case 'T':
 			o->tight = parse_size(optarg, "--tight");
 			if (!o->tight) {

@@ -41,6 +41,8 @@ static int ctx_make(struct fsx_target *t)
 	cfg.backend = (uint32_t)o->backend;
 	if (o->adaptive == FSX_ADAPTIVE_CTX)
 		cfg.flags |= WTIO_CONFIG_ADAPTIVE;
+	if (o->large_folios)
+		cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
 	if (o->keep_closed)
 		cfg.flags |= WTIO_CONFIG_KEEP_CLOSED;
 	ret = wtio_ctx_create(&cfg, &P(t)->ctx);

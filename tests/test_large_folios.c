@@ -1,0 +1,345 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_large_folios.c - WTIO_CONFIG_LARGE_FOLIOS: one cache, files of two
+ * folio sizes.
+ *
+ *  1. A file first written in 256 KiB writes gets 64 KiB folios, one
+ *     first written in 4 KiB writes 4 KiB ones (the inode's folio size is
+ *     looked at: the test can fail), and both read back right, through
+ *     wtio and from the disk.
+ *  2. Under pressure (a 4 MiB cache, 8 MiB streamed with write-back while
+ *     another file takes random 4 KiB writes and reads), every read of
+ *     either file matches its shadow, and once every file is closed the
+ *     cache holds nothing: every unit of every chunk came back (an
+ *     allocator that lost one, or kept a split chunk from coming whole
+ *     again, fails here or in the next stream's allocations).
+ *  3. A file's size changes only while nothing of it is cached: small,
+ *     then closed (its cache dropped), then large at a 1 MiB read, with
+ *     the data the same.
+ *  4. Threads: a reader checks 4 KiB reads of a file with a known pattern
+ *     (lockless hits included) while two others make its folio size
+ *     change back and forth (DONTCACHE reads of 1 MiB and of 4 KiB leave
+ *     its cache empty between them). A hit that used a folio index of
+ *     the other size would return another offset's bytes.
+ */
+#include <pthread.h>
+
+#include "helpers.h"
+#include "ctx.h"
+#include "inode.h"
+
+#define MIB (1u << 20)
+
+static struct wtio_ctx *make_ctx(uint64_t cache)
+{
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+
+	wtio_config_init(&cfg);
+	cfg.cache_size = cache;
+	cfg.folio_size = 4096;
+	cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
+	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
+	CHECKF(ctx->large_size == 16 * 4096, "large folio %u",
+	       ctx->large_size);
+	return ctx;
+}
+
+static uint8_t pat(uint64_t off)
+{
+	return (uint8_t)((off * 2654435761u) >> 13);
+}
+
+static void fill_pat(uint8_t *b, uint64_t off, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		b[i] = pat(off + i);
+}
+
+static void check_disk(const char *path, const uint8_t *want, size_t len)
+{
+	uint8_t *b = t_malloc(len);
+	int fd = open(path, O_RDONLY);
+
+	CHECK(fd >= 0);
+	CHECK_EQ(pread(fd, b, len, 0), (ssize_t)len);
+	CHECKF(!memcmp(b, want, len), "%s differs on disk", path);
+	close(fd);
+	free(b);
+}
+
+static uint32_t fsize_of(struct wtio_file *f)
+{
+	return atomic_load(&f->inode->folio_size);
+}
+
+static void part_sizes(void)
+{
+	struct wtio_ctx *ctx = make_ctx(16 * MIB);
+	const char *pa = t_tmpfile("lf-stream"), *pb = t_tmpfile("lf-rand");
+	uint8_t *a = t_malloc(2 * MIB), *b = t_zalloc(MIB), *r = t_malloc(2 * MIB);
+	struct wtio_file *fa, *fb;
+	struct t_rng rng = { 7 };
+
+	CHECK_OK(wtio_open(ctx, pa, O_RDWR, 0, 0, &fa));
+	CHECK_OK(wtio_open(ctx, pb, O_RDWR, 0, 0, &fb));
+	fill_pat(a, 0, 2 * MIB);
+	for (size_t o = 0; o < 2 * MIB; o += 256 << 10)
+		CHECK_EQ(wtio_pwrite(fa, a + o, 256 << 10, (off_t)o, 0),
+			 256 << 10);
+	CHECKF(fsize_of(fa) == 65536, "streamed file: folio %u",
+	       fsize_of(fa));
+	for (int i = 0; i < 400; i++) {
+		uint64_t o = t_rand_below(&rng, MIB / 4096) * 4096;
+
+		fill_pat(b + o, o ^ (uint64_t)i << 20, 4096);
+		CHECK_EQ(wtio_pwrite(fb, b + o, 4096, (off_t)o,
+				     i & 1 ? WTIO_WRITETHROUGH : 0), 4096);
+	}
+	CHECKF(fsize_of(fb) == 4096, "random file: folio %u", fsize_of(fb));
+	CHECK_EQ(wtio_pread(fa, r, 2 * MIB, 0, 0), 2 * MIB);
+	CHECK(!memcmp(r, a, 2 * MIB));
+	CHECK_EQ(wtio_pread(fb, r, MIB, 0, 0), MIB);
+	CHECK(!memcmp(r, b, MIB));
+	CHECK_OK(wtio_close(fa));
+	CHECK_OK(wtio_close(fb));
+	check_disk(pa, a, 2 * MIB);
+	check_disk(pb, b, MIB);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	free(a);
+	free(b);
+	free(r);
+}
+
+static void part_pressure(uint64_t seed)
+{
+	struct wtio_ctx *ctx = make_ctx(4 * MIB);
+	const char *ps = t_tmpfile("lf-press-s"), *pr = t_tmpfile("lf-press-r");
+	size_t slen = 8 * MIB, rlen = 2 * MIB;
+	uint8_t *s = t_malloc(slen), *rs = t_zalloc(rlen), *buf = t_malloc(MIB);
+	struct wtio_file *fs, *fr;
+	struct wtio_stats st;
+	struct t_rng rng = { seed };
+	size_t done = 0;
+
+	CHECK_OK(wtio_open(ctx, ps, O_RDWR, 0, 0, &fs));
+	CHECK_OK(wtio_open(ctx, pr, O_RDWR, 0, 0, &fr));
+	fill_pat(s, seed, slen);
+	/* The random file is made first: 4 KiB folios. */
+	CHECK_EQ(wtio_pwrite(fr, rs, 4096, 0, 0), 4096);
+	CHECK_OK(wtio_ftruncate(fr, (off_t)rlen));
+	while (done < slen) {
+		size_t n = (size_t)(64 + t_rand_below(&rng, 448)) << 10;
+		uint64_t o;
+
+		if (n > slen - done)
+			n = slen - done;
+		CHECK_EQ(wtio_pwrite(fs, s + done, n, (off_t)done,
+				     t_rand_below(&rng, 4) ? 0 : WTIO_DONTCACHE),
+			 (ssize_t)n);
+		done += n;
+		for (int k = 0; k < 24; k++) {
+			o = t_rand_below(&rng, rlen / 4096) * 4096;
+			if (t_rand_below(&rng, 3)) {
+				fill_pat(rs + o, o + (uint64_t)k * 77 + done, 4096);
+				CHECK_EQ(wtio_pwrite(fr, rs + o, 4096, (off_t)o, 0),
+					 4096);
+			} else {
+				CHECK_EQ(wtio_pread(fr, buf, 4096, (off_t)o, 0),
+					 4096);
+				CHECKF(!memcmp(buf, rs + o, 4096),
+				       "random file at %llu", (unsigned long long)o);
+			}
+		}
+		/* Read back part of the stream: large-folio misses. */
+		o = t_rand_below(&rng, done / 4096) * 4096;
+		n = done - o < MIB ? done - o : MIB;
+		CHECK_EQ(wtio_pread(fs, buf, n, (off_t)o, 0), (ssize_t)n);
+		CHECKF(!memcmp(buf, s + o, n), "stream at %llu",
+		       (unsigned long long)o);
+	}
+	CHECKF(fsize_of(fs) == 65536 && fsize_of(fr) == 4096,
+	       "folios %u and %u", fsize_of(fs), fsize_of(fr));
+	CHECK_OK(wtio_stats(ctx, &st));
+	CHECKF(st.cached_folios <= st.total_folios, "%llu of %llu",
+	       (unsigned long long)st.cached_folios,
+	       (unsigned long long)st.total_folios);
+	CHECK_OK(wtio_close(fs));
+	CHECK_OK(wtio_close(fr));
+	CHECK_OK(wtio_stats(ctx, &st));
+	CHECKF(st.cached_folios == 0, "%llu units still in use after close",
+	       (unsigned long long)st.cached_folios);
+	check_disk(ps, s, slen);
+	check_disk(pr, rs, rlen);
+	/* Every chunk whole again: a file of large folios may fill the
+	 * whole cache. */
+	CHECK_OK(wtio_open(ctx, ps, O_RDWR, 0, 0, &fs));
+	for (size_t o = 0; o < 4 * MIB; o += MIB) {
+		CHECK_EQ(wtio_pread(fs, buf, MIB, (off_t)o, 0), MIB);
+		CHECK(!memcmp(buf, s + o, MIB));
+	}
+	CHECK_OK(wtio_stats(ctx, &st));
+	CHECKF(st.cached_folios >= st.total_folios / 2,
+	       "a 4 MiB read left %llu of %llu units cached",
+	       (unsigned long long)st.cached_folios,
+	       (unsigned long long)st.total_folios);
+	CHECK_OK(wtio_close(fs));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	free(s);
+	free(rs);
+	free(buf);
+}
+
+static void part_switch(void)
+{
+	struct wtio_ctx *ctx = make_ctx(8 * MIB);
+	const char *p = t_tmpfile("lf-switch");
+	uint8_t *d = t_malloc(2 * MIB), *r = t_malloc(2 * MIB);
+	struct wtio_file *f;
+
+	fill_pat(d, 99, 2 * MIB);
+	t_write_disk(p, d, 2 * MIB);
+	CHECK_OK(wtio_open(ctx, p, O_RDWR, 0, 0, &f));
+	CHECK_EQ(wtio_pread(f, r, 4096, 8192, 0), 4096);
+	CHECK(!memcmp(r, d + 8192, 4096));
+	CHECKF(fsize_of(f) == 4096, "after a 4 KiB read: %u", fsize_of(f));
+	/* Cached now: a large read keeps the small folios. */
+	CHECK_EQ(wtio_pread(f, r, MIB, 0, 0), MIB);
+	CHECK(!memcmp(r, d, MIB));
+	CHECKF(fsize_of(f) == 4096, "changed with data cached: %u",
+	       fsize_of(f));
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_open(ctx, p, O_RDWR, 0, 0, &f));
+	CHECK_EQ(wtio_pread(f, r, MIB, MIB, 0), MIB);
+	CHECK(!memcmp(r, d + MIB, MIB));
+	CHECKF(fsize_of(f) == 65536, "after a 1 MiB read: %u", fsize_of(f));
+	/* An unaligned write across large folios, then everything back. */
+	fill_pat(d + 100000, 12345, 300000);
+	CHECK_EQ(wtio_pwrite(f, d + 100000, 300000, 100000, 0), 300000);
+	CHECK_EQ(wtio_pread(f, r, 2 * MIB, 0, 0), 2 * MIB);
+	CHECK(!memcmp(r, d, 2 * MIB));
+	CHECK_OK(wtio_close(f));
+	check_disk(p, d, 2 * MIB);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	free(d);
+	free(r);
+}
+
+struct race {
+	struct wtio_file *f;
+	size_t len;
+	_Atomic bool stop;
+	_Atomic uint64_t reads, bad;
+	uint64_t seed;
+	size_t rlen;
+	unsigned int flags;
+};
+
+static void *race_reader(void *arg)
+{
+	struct race *rc = arg;
+	struct t_rng rng = { rc->seed };
+	uint8_t *b = t_malloc(MIB), *w = t_malloc(MIB);
+
+	while (!atomic_load(&rc->stop)) {
+		size_t rlen = t_rand_below(&rng, 4) ? rc->rlen : MIB;
+		uint64_t o = t_rand_below(&rng, (rc->len - rlen) / 4096 + 1) *
+			     4096;
+		ssize_t n = wtio_pread(rc->f, b, rlen, (off_t)o, rc->flags);
+
+		if (n != (ssize_t)rlen) {
+			fprintf(stderr, "read at %llu: %zd\n",
+				(unsigned long long)o, n);
+			atomic_fetch_add(&rc->bad, 1);
+			break;
+		}
+		fill_pat(w, o, rlen);
+		if (memcmp(b, w, rlen)) {
+			fprintf(stderr, "read at %llu (%zu bytes) returned "
+				"other bytes\n", (unsigned long long)o, rlen);
+			atomic_fetch_add(&rc->bad, 1);
+			break;
+		}
+		atomic_fetch_add(&rc->reads, 1);
+	}
+	free(b);
+	free(w);
+	return NULL;
+}
+
+static void part_race(void)
+{
+	struct wtio_ctx *ctx = make_ctx(4 * MIB);
+	const char *p = t_tmpfile("lf-race");
+	size_t len = 4 * MIB;
+	uint8_t *d = t_malloc(len);
+	struct race rc[3];
+	pthread_t th[3];
+	uint32_t seen_large = 0, seen_small = 0;
+	struct wtio_file *f;
+	uint64_t end;
+
+	fill_pat(d, 0, len);
+	t_write_disk(p, d, len);
+	CHECK_OK(wtio_open(ctx, p, O_RDONLY, 0, 0, &f));
+	for (int i = 0; i < 3; i++) {
+		memset(&rc[i], 0, sizeof(rc[i]));
+		rc[i].f = f;
+		rc[i].len = len;
+		rc[i].seed = 100 + (uint64_t)i;
+	}
+	/* Reads of 1 MiB (a quarter) pick 64 KiB folios, the others 4 KiB
+	 * ones; DONTCACHE leaves the cache empty between them, and every
+	 * read first tries hits (lockless or not) on what the others have
+	 * cached for the moment. */
+	rc[0].rlen = 8192;
+	rc[0].flags = WTIO_DONTCACHE;
+	rc[1].rlen = 4096;
+	rc[1].flags = WTIO_DONTCACHE;
+	rc[2].rlen = 4096;
+	rc[2].flags = WTIO_DONTCACHE;
+	for (int i = 0; i < 3; i++)
+		CHECK(!pthread_create(&th[i], NULL, race_reader, &rc[i]));
+	end = t_now_ms() + 3000;
+	while (t_now_ms() < end && !atomic_load(&rc[0].bad) &&
+	       !atomic_load(&rc[1].bad) && !atomic_load(&rc[2].bad)) {
+		if (fsize_of(f) == 65536)
+			seen_large++;
+		else
+			seen_small++;
+		usleep(100);
+	}
+	for (int i = 0; i < 3; i++)
+		atomic_store(&rc[i].stop, true);
+	for (int i = 0; i < 3; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 3; i++)
+		CHECKF(!atomic_load(&rc[i].bad), "reader %d read wrong bytes",
+		       i);
+	printf("race: %llu, %llu, %llu reads; folio size seen large %u, "
+	       "small %u times\n", (unsigned long long)rc[0].reads,
+	       (unsigned long long)rc[1].reads,
+	       (unsigned long long)rc[2].reads, seen_large, seen_small);
+	CHECK(rc[0].reads && rc[1].reads && rc[2].reads);
+	CHECKF(seen_large && seen_small, "the folio size never changed");
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	free(d);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
+
+	t_watchdog(240, "large folios");
+	t_require_odirect();
+	part_sizes();
+	printf("sizes: ok\n");
+	part_pressure(seed);
+	printf("pressure: ok\n");
+	part_switch();
+	printf("switch: ok\n");
+	part_race();
+	printf("PASS\n");
+	return T_EXIT_PASS;
+}
