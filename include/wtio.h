@@ -436,7 +436,10 @@ unsigned int wtio_queue_inflight(const struct wtio_queue *queue);
  */
 int wtio_queue_eventfd(struct wtio_queue *queue);
 
-/* Counters of a context, since it was created. */
+/* Counters of a context, since it was created. The *_folios counts and
+ * evictions are of memory, in units of the context's folio_size: with
+ * WTIO_CONFIG_LARGE_FOLIOS a large folio counts 16. hits and misses are
+ * events, one per folio looked up whatever its size. */
 struct wtio_stats {
 	uint64_t hits;			/* folio lookups served from cache */
 	uint64_t misses;		/* folio lookups that needed a read */

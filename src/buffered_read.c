@@ -251,7 +251,7 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 		 * has not read to the end yet, for its next read. */
 		if (dontcache && (!window || (mine && whole))) {
 			wtio_folio_remove(v[k]);
-			wtio_stat_add(ctx, dropbehind, 1);
+			wtio_stat_add(ctx, dropbehind, inode->folio_units);
 		} else if (dontcache) {
 			wtio_folio_set_flag(v[k], FOLIO_DROPBEHIND);
 		}
@@ -259,7 +259,8 @@ static int read_run(struct wtio_file *file, struct wtio_folio *folio,
 		wtio_folio_put(ctx, v[k]);
 	}
 	if (nr_ahead)
-		wtio_stat_add(ctx, readahead, nr_ahead);
+		wtio_stat_add(ctx, readahead,
+			      (uint64_t)nr_ahead * inode->folio_units);
 	/* The stream's next miss is where the readahead ends; with a
 	 * completion thread, the next window is on its way already. */
 	if (window) {

@@ -464,7 +464,7 @@ static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 		return false;
 	ok = folio_evict_held(ctx, f);
 	if (ok)
-		wtio_stat_add(ctx, evictions, 1);
+		wtio_stat_add(ctx, evictions, f->units);
 	else
 		wtio_folio_put(ctx, f);
 	return ok;
@@ -474,7 +474,7 @@ bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio)
 {
 	if (!folio_evict_held(ctx, folio))
 		return false;
-	wtio_stat_add(ctx, dropbehind, 1);
+	wtio_stat_add(ctx, dropbehind, folio->units);
 	return true;
 }
 

@@ -167,7 +167,7 @@ static struct ra_io *ra_build(struct wtio_inode *inode, uint64_t index,
 		.iov = ra->iov, .iovcnt = wtio_iov_merge(ra->iov, n),
 		.end_io = ra_end_io,
 	};
-	wtio_stat_add(ctx, readahead, (uint64_t)n);
+	wtio_stat_add(ctx, readahead, (uint64_t)n * inode->folio_units);
 	wtio_stat_add(ctx, read_ios, 1);
 	/* Pins for the completion: the inode (close waits for it) and the
 	 * completion thread (the context's end waits for it). */
