@@ -192,16 +192,20 @@ struct wtio_config {
 #define WTIO_CONFIG_URING_CHANNELS (1u << 8)
 
 /*
- * Large folios for files that are streamed (since 0.3): a file whose
- * cache is empty when a read or write of at least 16 * folio_size bytes
- * (at most 1 MiB and max_io_size) starts gets folios of that size; one
- * whose cache is empty when a smaller I/O starts gets folio_size ones.
- * A file keeps its folio size while any of its data is cached. Both
- * sizes share the one budget (memory moves between them as the kernel's
- * page cache moves between folio orders), so a stream's large I/Os are
- * not cut into 4 KiB folios and a random 4 KiB writer does not pay for
- * 64 KiB ones. Only in a cache of at least 64 large folios (a smaller
- * one keeps folio_size for every file). Off by default.
+ * Large folios for files that are streamed (a later 0.2; an earlier
+ * library refuses the bit with -EINVAL): a file whose cache is empty
+ * when a read or write of at least 16 * folio_size bytes (halved until
+ * at most 1 MiB and max_io_size) starts gets folios of that size; one
+ * whose cache is empty when a smaller I/O starts gets folio_size ones. A
+ * file keeps its folio size while any of its data is cached. Both sizes
+ * share the one budget (memory moves between them as the kernel's page
+ * cache moves between folio orders; the budget is rounded down to whole
+ * large folios), so a stream's large I/Os are not cut into 4 KiB folios
+ * and a random 4 KiB writer does not pay for 64 KiB ones. Only in a
+ * cache of at least 64 large folios (a smaller one keeps folio_size for
+ * every file). Off by default; the environment variable
+ * WTIO_LARGE_FOLIOS, read when a context is created, sets (1) or clears
+ * (0) it.
  */
 #define WTIO_CONFIG_LARGE_FOLIOS (1u << 9)
 
@@ -438,7 +442,8 @@ int wtio_queue_eventfd(struct wtio_queue *queue);
 
 /* Counters of a context, since it was created. The *_folios counts and
  * evictions are of memory, in units of the context's folio_size: with
- * WTIO_CONFIG_LARGE_FOLIOS a large folio counts 16. hits and misses are
+ * WTIO_CONFIG_LARGE_FOLIOS a large folio counts its units (16 unless
+ * the large size was halved to fit 1 MiB). hits and misses are
  * events, one per folio looked up whatever its size. */
 struct wtio_stats {
 	uint64_t hits;			/* folio lookups served from cache */

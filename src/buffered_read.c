@@ -140,6 +140,7 @@ static ssize_t read_cached_unlocked(struct wtio_inode *inode,
 	while (done < len) {
 		struct wtio_span sp = wtio_span_at(inode, off, len, done);
 
+		WTIO_TEST_HOOK(WTIO_TP_HIT_SPAN, NULL);
 		if (!read_hit_unlocked(inode, sp.index, sp.from, sp.to, &it,
 				       mark))
 			return -1;

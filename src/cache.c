@@ -495,7 +495,7 @@ static bool cache_all_busy(struct wtio_ctx *ctx)
 }
 
 /*
- * One CLOCK pass: evict up to want folios, looking at each at most twice.
+ * One CLOCK pass: evict up to want units, looking at each at most twice.
  * They go back to the free space together and in address order (the hand
  * sweeps the arena upwards), lowest first out: the next run of new
  * folios, a readahead window or a stream's writes, is consecutive memory
@@ -506,20 +506,23 @@ static bool cache_all_busy(struct wtio_ctx *ctx)
 static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
 {
 	struct wtio_folio *v[RECLAIM_BATCH];
-	uint64_t got = 0, scanned = 0;
+	uint64_t got = 0, units = 0, scanned = 0;
 
-	if (want > RECLAIM_BATCH)
-		want = RECLAIM_BATCH;
 	if (cache_all_busy(ctx))
 		return 0;
 	pthread_mutex_lock(&ctx->evict_lock);
-	while (got < want && scanned < 2 * ctx->nr_folios) {
+	/* want is in units: a large folio is as much as 16 small ones, and
+	 * one small miss must not push out 32 of them. */
+	while (units < want && got < RECLAIM_BATCH &&
+	       scanned < 2 * ctx->nr_folios) {
 		struct wtio_folio *f = &ctx->folios[ctx->clock_hand];
 
 		ctx->clock_hand = (ctx->clock_hand + 1) % ctx->nr_folios;
 		scanned++;
-		if (folio_try_evict(ctx, f))
+		if (folio_try_evict(ctx, f)) {
 			v[got++] = f;
+			units += f->units;
+		}
 	}
 	pthread_mutex_unlock(&ctx->evict_lock);
 	wtio_folio_put_many(ctx, v, (int)got);

@@ -45,11 +45,29 @@ static void peek_prefetch(struct wtio_ctx *ctx, const struct wtio_folio *f,
 		__builtin_prefetch(d + o);
 }
 
+/*
+ * The bytes the caller's copy may take from f's data: the caller's span
+ * comes from the file's folio size, which may have changed since it
+ * looked (folio_size.c), so the folio found can be of the other size. A
+ * descriptor at the start of a chunk may be a large folio, any other is
+ * one unit, whatever it holds now: a copy within this stays inside the
+ * arena (it reads another folio's bytes at worst, which the i_wseq check
+ * throws away), and one of a large span out of a folio in the arena's
+ * last unit would run off its end.
+ */
+static uint32_t peek_room(const struct wtio_ctx *ctx,
+			  const struct wtio_folio *f)
+{
+	return ((uint64_t)(f - ctx->folios) & (ctx->chunk_units - 1)) ?
+	       ctx->folio_size : ctx->large_size;
+}
+
 static bool peek_is(struct wtio_folio *f, struct wtio_inode *inode,
-		    uint64_t index)
+		    uint64_t index, uint32_t to)
 {
 	return atomic_load_explicit(&f->inode, memory_order_relaxed) == inode &&
-	       atomic_load_explicit(&f->index, memory_order_relaxed) == index;
+	       atomic_load_explicit(&f->index, memory_order_relaxed) == index &&
+	       to <= peek_room(inode->ctx, f);
 }
 
 struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
@@ -63,7 +81,7 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
 	/* The inode's own slot first: no hash, no chain, no collisions. */
 	if (f) {
 		peek_prefetch(ctx, f, from, to);
-		if (peek_is(f, inode, index) ||
+		if (peek_is(f, inode, index, to) ||
 		    WTIO_TEST_HOOK(WTIO_TP_HIT_IDENTITY, f)) {
 			WTIO_TEST_HOOK(WTIO_TP_SLOT_HIT, f);
 			return f;
@@ -81,7 +99,7 @@ struct wtio_folio *wtio_folio_peek(struct wtio_inode *inode, uint64_t index,
 		peek_prefetch(ctx, f, from, to);
 	for (; f && steps < WTIO_PEEK_MAX_STEPS;
 	     f = atomic_load_explicit(&f->hash_next, memory_order_acquire), steps++) {
-		if (peek_is(f, inode, index))
+		if (peek_is(f, inode, index, to))
 			return f;
 	}
 	return NULL;

@@ -156,9 +156,10 @@ WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
 	return wtio_ctx_create_io(cfg, NULL, NULL, ctxp);
 }
 
-/* A large folio is WTIO_LARGE_FOLIO_UNITS units, at most the largest
- * folio and the largest I/O; only in a cache of at least
- * WTIO_MIN_LARGE_FOLIOS of them. Else every chunk is one unit. */
+/* A large folio is WTIO_LARGE_FOLIO_UNITS units, halved until it is at
+ * most the largest folio and the largest I/O; only in a cache of at
+ * least WTIO_MIN_LARGE_FOLIOS of them, else every chunk is one unit.
+ * With large folios the budget is whole chunks (rounded down). */
 #define WTIO_LARGE_FOLIO_UNITS 16u
 #define WTIO_MIN_LARGE_FOLIOS 64u
 
@@ -169,10 +170,12 @@ static void large_folios_setup(struct wtio_ctx *ctx)
 	if (ctx->cfg.flags & WTIO_CONFIG_LARGE_FOLIOS) {
 		for (u = WTIO_LARGE_FOLIO_UNITS; u > 1; u >>= 1)
 			if ((uint64_t)ctx->folio_size * u <= WTIO_MAX_FOLIO_SIZE &&
-			    (uint64_t)ctx->folio_size * u <= ctx->cfg.max_io_size &&
-			    ctx->nr_folios / u >= WTIO_MIN_LARGE_FOLIOS)
+			    (uint64_t)ctx->folio_size * u <= ctx->cfg.max_io_size)
 				break;
-		units = u;
+		/* A smaller cache keeps the one size (not a smaller large
+		 * one: what the flag promises is 16 units or nothing). */
+		if (ctx->nr_folios / u >= WTIO_MIN_LARGE_FOLIOS)
+			units = u;
 	}
 	ctx->chunk_units = units;
 	ctx->chunk_shift = (uint32_t)__builtin_ctz(units);

@@ -21,6 +21,9 @@ enum wtio_test_point {
 	WTIO_TP_WSEQ_RETRY,	/* read without the file lock: i_wseq moved,
 				 * the copy thrown away (f is NULL) */
 	WTIO_TP_WSEQ_OK,	/* read without the file lock: kept (NULL) */
+	WTIO_TP_HIT_SPAN,	/* read without the file lock: a folio's span
+				 * taken from the file's folio size, the
+				 * folio not yet looked up (f is NULL) */
 	WTIO_TP_HIT_IDENTITY,	/* lockless hit: nonzero skips the check of
 				 * the folio's inode and index */
 	WTIO_TP_SLOT_HIT,	/* the inode's slot named the folio wanted */

@@ -16,7 +16,10 @@
  *  3. A file's size changes only while nothing of it is cached: small,
  *     then closed (its cache dropped), then large at a 1 MiB read, with
  *     the data the same.
- *  4. Threads: a reader checks 4 KiB reads of a file with a known pattern
+ *  4. One 4 KiB miss in a cache full of large folios evicts a few of
+ *     them, not 32 (half the cache); under 64 large folios every file
+ *     keeps the context's folio size.
+ *  5. Threads: a reader checks 4 KiB reads of a file with a known pattern
  *     (lockless hits included) while two others make its folio size
  *     change back and forth (DONTCACHE reads of 1 MiB and of 4 KiB leave
  *     its cache empty between them). A hit that used a folio index of
@@ -30,7 +33,7 @@
 
 #define MIB (1u << 20)
 
-static struct wtio_ctx *make_ctx(uint64_t cache)
+static struct wtio_ctx *make_ctx_any(uint64_t cache)
 {
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx;
@@ -40,6 +43,13 @@ static struct wtio_ctx *make_ctx(uint64_t cache)
 	cfg.folio_size = 4096;
 	cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
 	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
+	return ctx;
+}
+
+static struct wtio_ctx *make_ctx(uint64_t cache)
+{
+	struct wtio_ctx *ctx = make_ctx_any(cache);
+
 	CHECKF(ctx->large_size == 16 * 4096, "large folio %u",
 	       ctx->large_size);
 	return ctx;
@@ -225,6 +235,68 @@ static void part_switch(void)
 	free(r);
 }
 
+/* One small miss in a cache full of clean large folios evicts what it
+ * needs (CLOCK's batch counted in units), not 32 large folios. */
+static void part_overevict(void)
+{
+	struct wtio_ctx *ctx = make_ctx(8 * MIB);
+	const char *pa = t_tmpfile("lf-ev-a"), *pb = t_tmpfile("lf-ev-b");
+	uint8_t *d = t_malloc(8 * MIB), *r = t_malloc(MIB);
+	struct wtio_stats s0, s1;
+	struct wtio_file *fa, *fb;
+
+	fill_pat(d, 5, 8 * MIB);
+	t_write_disk(pa, d, 8 * MIB);
+	t_write_disk(pb, d, MIB);
+	CHECK_OK(wtio_open(ctx, pa, O_RDONLY, 0, 0, &fa));
+	CHECK_OK(wtio_open(ctx, pb, O_RDONLY, 0, 0, &fb));
+	for (size_t o = 0; o < 8 * MIB; o += MIB)
+		CHECK_EQ(wtio_pread(fa, r, MIB, (off_t)o, 0), MIB);
+	CHECK_OK(wtio_stats(ctx, &s0));
+	CHECKF(s0.cached_folios == s0.total_folios, "%llu of %llu cached",
+	       (unsigned long long)s0.cached_folios,
+	       (unsigned long long)s0.total_folios);
+	CHECK_EQ(wtio_pread(fb, r, 4096, 0, 0), 4096);
+	CHECK(!memcmp(r, d, 4096));
+	CHECKF(fsize_of(fb) == 4096, "4 KiB reader: folio %u", fsize_of(fb));
+	CHECK_OK(wtio_stats(ctx, &s1));
+	CHECKF(s1.cached_folios + 64 >= s0.cached_folios,
+	       "one 4 KiB miss took the cache from %llu to %llu units",
+	       (unsigned long long)s0.cached_folios,
+	       (unsigned long long)s1.cached_folios);
+	CHECK_OK(wtio_close(fa));
+	CHECK_OK(wtio_close(fb));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	free(d);
+	free(r);
+}
+
+/* Under 64 large folios the flag has no effect, as documented (not a
+ * smaller "large" size). */
+static void part_threshold(void)
+{
+	static const struct { uint64_t cache; uint32_t want; } c[] = {
+		{ 4 * MIB, 65536 }, { 4 * MIB - 4096, 4096 },
+		{ 2 * MIB, 4096 }, { 512 * 1024, 4096 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct wtio_ctx *ctx = make_ctx_any(c[i].cache);
+		const char *p = t_tmpfile("lf-thr");
+		uint8_t *d = t_zalloc(MIB);
+		struct wtio_file *f;
+
+		CHECK_OK(wtio_open(ctx, p, O_RDWR, 0, 0, &f));
+		CHECK_EQ(wtio_pwrite(f, d, MIB, 0, 0), MIB);
+		CHECKF(fsize_of(f) == c[i].want,
+		       "cache %llu: folio %u, want %u",
+		       (unsigned long long)c[i].cache, fsize_of(f), c[i].want);
+		CHECK_OK(wtio_close(f));
+		CHECK_OK(wtio_ctx_destroy(ctx));
+		free(d);
+	}
+}
+
 struct race {
 	struct wtio_file *f;
 	size_t len;
@@ -339,6 +411,10 @@ int main(int argc, char **argv)
 	printf("pressure: ok\n");
 	part_switch();
 	printf("switch: ok\n");
+	part_overevict();
+	printf("overevict: ok\n");
+	part_threshold();
+	printf("threshold: ok\n");
 	part_race();
 	printf("PASS\n");
 	return T_EXIT_PASS;
