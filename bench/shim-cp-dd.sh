@@ -8,8 +8,10 @@
 # bare, under Debian's nocache(1) (mode "nocache", the tool a user would
 # pick for drop-behind; left out when not installed) and under wtio-run
 # in each mode, one after the other (a mode written MODE/SIZE, e.g.
-# dontcache/64k, runs with --folio-size=SIZE; MODE/large with
-# --large-folios). REPEAT=N runs the whole list N
+# dontcache/64k, runs with --folio-size=SIZE --no-large-folios: every
+# file in folios of SIZE; MODE/small with --no-large-folios: every file
+# in 4K folios; MODE and MODE/large: wtio-run's default, each file
+# chooses its folio size). REPEAT=N runs the whole list N
 # times (alternating, for medians). BEFORE=BUILD2 runs every wtio mode
 # with BUILD2's wtio-run too, right before BUILD's ("M before"), for
 # before/after ratios within one run. Prints per
@@ -100,8 +102,9 @@ for mode in $list; do
 	else
 		fo=()
 		case $mode in
-		*/large) fo=(--large-folios) ;;
-		*/*) fo=(--folio-size="${mode#*/}") ;;
+		*/large) fo=() ;;	# the default: each file chooses
+		*/small) fo=(--no-large-folios) ;;
+		*/*) fo=(--folio-size="${mode#*/}" --no-large-folios) ;;
 		esac
 		pre=("$wr" --mode="${mode%%/*}" "${fo[@]}" --paths="$mnt" --)
 	fi

@@ -303,6 +303,10 @@ struct wtio_ctx *shim_ctx(void)
 		/* and a DONTCACHE stream too, into free folios that leave
 		 * the cache as they are read */
 		cfg.flags |= WTIO_CONFIG_DONTCACHE_READAHEAD;
+		/* Files the program streams get large folios, those it
+		 * writes in small blocks small ones (WTIO_LARGE_FOLIOS=0,
+		 * which the library reads, turns it off). */
+		cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
 		/* The program's own threads submit to the context's channels
 		 * (started writeback, making room, readahead). An io_uring
 		 * completion is delivered to its submitter as task work,

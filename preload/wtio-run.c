@@ -6,7 +6,8 @@
  *   wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|
  *                    adaptive]
  *            [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]
- *            [--folio-size=SIZE] [--large-folios] [--preload=PATH] [--debug]
+ *            [--folio-size=SIZE] [--no-large-folios] [--preload=PATH]
+ *            [--debug]
  *            [--shared [--log=FILE]]
  *            -- PROGRAM ARGS...
  *
@@ -49,7 +50,7 @@ static void usage(FILE *f)
 "usage: wtio-run [--mode=writeback|writethrough|writethrough-noserial|dontcache|\n"
 "                        adaptive]\n"
 "                [--dsync] [--paths=DIR:DIR...] [--cache-size=SIZE]\n"
-"                [--folio-size=SIZE] [--large-folios] [--preload=PATH]\n"
+"                [--folio-size=SIZE] [--no-large-folios] [--preload=PATH]\n"
 "                [--debug]\n"
 "                [--shared [--log=FILE]]\n"
 "                -- PROGRAM ARGS...\n"
@@ -64,7 +65,8 @@ static void usage(FILE *f)
 "  --folio-size=SIZE the cache's unit, a power of two from 4K (default)\n"
 "                    to 1M: larger suits programs that stream files\n"
 "                    (cp, dd, tar), 4K those that write small blocks\n"
-"  --large-folios    each file chooses: 16 x the folio size (at most 1M)\n"
+"  --no-large-folios every file in folios of --folio-size; by default\n"
+"                    each file chooses: 16 x the folio size (at most 1M)\n"
 "                    when a read or write of that much or more finds\n"
 "                    none of it cached, the folio size otherwise\n"
 "  --preload=PATH    the libwtio-preload.so to use\n"
@@ -216,8 +218,8 @@ int main(int argc, char **argv)
 			if (shim_parse_folio_size(a + 13, &folio, &why))
 				return bad("--folio-size=%s: %s", a + 13, why);
 			setenv("WTIO_FOLIO_SIZE", a + 13, 1);
-		} else if (!strcmp(a, "--large-folios")) {
-			setenv("WTIO_LARGE_FOLIOS", "1", 1);
+		} else if (!strcmp(a, "--no-large-folios")) {
+			setenv("WTIO_LARGE_FOLIOS", "0", 1);
 		} else if (!strncmp(a, "--preload=", 10)) {
 			preload = a + 10;
 			if (!*preload)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# wtio-run --folio-size: the size reaches the cache (the library's debug
+# wtio-run --folio-size and --no-large-folios: the size reaches the cache (the library's debug
 # line, the holder's with --shared), and a program sees the same bytes
 # with 64 KiB and 1 MiB folios as without the shim: a copy, and a mix of
 # unaligned writes, overwrites inside one folio, holes, truncates down
@@ -86,6 +86,26 @@ for seed in 1 2 3; do
 	done
 done
 echo "ok: $ran mixed runs, each the kernel's bytes"
+
+# The default: 4K folios, large ones for a file whose cache is empty when
+# an I/O of 64K or more starts (the mix's writes of 65536 to 200000 bytes
+# after its truncates); and every file in 4K folios.
+ran=0
+for seed in 4 5; do
+	mix "$SHIM_TMP/ref" $seed || fail "the mix without the shim (seed $seed)"
+	for opt in "" --no-large-folios; do
+		for mode in writeback writethrough dontcache; do
+			rm -f "$SERVED/mix"
+			out=$(run "$mode" $opt -- bash -c \
+				"$(declare -f mix); PY=$PY; mix '$SERVED/mix' $seed" 2>&1) ||
+				fail "the mix ($mode $opt, seed $seed): $out"
+			cmp "$SHIM_TMP/ref" "$SERVED/mix" ||
+				fail "the mix ($mode $opt, seed $seed) differs from the kernel's"
+			ran=$((ran + 1))
+		done
+	done
+done
+echo "ok: $ran mixed runs with and without --no-large-folios, each the kernel's bytes"
 
 # One cache per program: the holder gets the size too.
 rm -f "$SERVED/mix"

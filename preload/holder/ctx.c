@@ -98,6 +98,9 @@ int hctx_create(void)
 	wtio_config_init(&cfg);
 	cfg.cache_size = size;
 	cfg.folio_size = folio_size;
+	/* as the shim: large folios for streamed files (WTIO_LARGE_FOLIOS=0
+	 * turns them off) */
+	cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
 	/* as the shim: a small budget reads ahead less instead of failing */
 	if (cfg.readahead_max > cfg.cache_size / 4)
 		cfg.readahead_max = (uint32_t)(cfg.cache_size / 4 / 4096 * 4096);
