@@ -186,13 +186,18 @@ uint64_t wtio_ifs_all(const struct wtio_inode *inode)
 uint64_t wtio_ifs_mask(const struct wtio_inode *inode, uint32_t from,
 		       uint32_t to)
 {
-	uint32_t first, last;
+	uint32_t shift = inode->block_shift, first, last;
 	uint64_t mask;
 
 	if (to <= from)
 		return 0;
-	first = from >> inode->block_shift;
-	last = (to - 1) >> inode->block_shift;
+	first = from >> shift;
+	last = (to - 1) >> shift;
+	/* Only a lockless reader's span taken from a larger folio size
+	 * the file had before reaches past the folio's blocks (its copy
+	 * is thrown away: cache_peek.c); no shift of 64 or more. */
+	if (first >= WTIO_MAX_BLOCKS_PER_FOLIO)
+		return 0;
 	mask = (last - first + 1 >= 64) ? ~0ull :
 		((1ull << (last - first + 1)) - 1);
 	return mask << first;
@@ -222,6 +227,12 @@ bool wtio_ifs_range_uptodate(const struct wtio_inode *inode,
 {
 	uint64_t need;
 
+	/* A span of a larger folio size the file had (a lockless reader
+	 * that looked before the change, cache_peek.c) is not this
+	 * folio's: no. */
+	if (to > from && ((to - 1) >> inode->block_shift) >=
+			 WTIO_MAX_BLOCKS_PER_FOLIO)
+		return false;
 	if (wtio_folio_test(folio, FOLIO_UPTODATE))
 		return true;
 	need = wtio_ifs_mask(inode, from, to);

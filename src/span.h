@@ -19,13 +19,16 @@ struct wtio_span {
 static inline struct wtio_span wtio_span_at(const struct wtio_inode *inode,
 					    off_t off, size_t len, size_t done)
 {
+	/* One load of the shape: a lockless reader racing a change of the
+	 * file's folio size (folio_size.c) gets one size or the other. */
+	uint32_t shift = inode->folio_shift;
 	struct wtio_span sp;
 	size_t room;
 
 	sp.pos = off + (off_t)done;
-	sp.index = (uint64_t)sp.pos >> inode->folio_shift;
-	sp.from = (uint32_t)(sp.pos & (inode->folio_size - 1));
-	room = inode->folio_size - sp.from;
+	sp.index = (uint64_t)sp.pos >> shift;
+	sp.from = (uint32_t)(sp.pos & ((1u << shift) - 1));
+	room = (1u << shift) - sp.from;
 	sp.to = sp.from + (uint32_t)(len - done < room ? len - done : room);
 	return sp;
 }
