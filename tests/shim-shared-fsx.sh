@@ -5,7 +5,10 @@
 # process under one lock, so every read must see the latest write of
 # whichever process made it. Once without the shim (the tool's own
 # check), then under `wtio-run --shared` in every mode with several seeds,
-# one of them in a 1 MiB cache (eviction and write-back under pressure);
+# one of them in a 1 MiB cache (eviction and write-back under pressure),
+# one with operations up to 256 KiB in an 8 MiB cache, so that the
+# file changes between 4 KiB and 64 KiB folios (large folios, the
+# holder's default) whenever its cache empties;
 # the holder's stats show the file served and never passed through.
 # SHARED_FLAG= runs it under the per-process shim, where it fails.
 # SHARED_FSX_OPS (1500 per process), ONLY_MODES narrow a manual run.
@@ -19,11 +22,14 @@ FSX=("$WTIO_FSX" --posix --procs=3 -q -N "$OPS" -l 256k -o 32k)
 	fail "wtio-fsx --procs=3 without the shim (the tool itself): $(tail -20 "$SHIM_TMP/out")"
 echo "ok: without the shim: $(tail -1 "$SHIM_TMP/out")"
 for mode in ${ONLY_MODES:-$MODES}; do
-	for seed in 21 22 23; do
+	for seed in 21 22 23 24; do
 		cache=()
+		fsx=("${FSX[@]}")
 		[ "$seed" = 23 ] && cache=(--cache-size=1M)
+		[ "$seed" = 24 ] && cache=(--cache-size=8M) &&
+			fsx=("$WTIO_FSX" --posix --procs=3 -q -N "$OPS" -l 4m -o 256k)
 		rm -f "$SERVED/fsx"
-		srun "$mode" "$STATS" "${cache[@]}" -- "${FSX[@]}" -S "$seed" \
+		srun "$mode" "$STATS" "${cache[@]}" -- "${fsx[@]}" -S "$seed" \
 			"$SERVED/fsx" >"$SHIM_TMP/out" 2>&1
 		rc=$?
 		[ "$rc" = 0 ] ||
