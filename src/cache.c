@@ -12,6 +12,8 @@
 
 #include "cache.h"
 #include "cache_peek.h"
+#include "chunk_space.h"
+#include "reclaim.h"
 #include "test_hooks.h"
 #include "folio.h"
 #include "folio_list.h"
@@ -84,23 +86,12 @@ int wtio_cache_init(struct wtio_ctx *ctx)
 	}
 	for (i = 0; i < nr_locks; i++)
 		pthread_mutex_init(&ix->locks[i], NULL);
-	ctx->nr_chunks = ctx->nr_folios >> ctx->chunk_shift;
-	ctx->chunks = calloc(ctx->nr_chunks, sizeof(*ctx->chunks));
-	if (!ctx->chunks) {
+	if (wtio_chunks_init(ctx)) {
 		wtio_cache_exit(ctx);
 		return -ENOMEM;
 	}
 	for (i = 0; i < ctx->nr_folios; i++)
 		ctx->folios[i].data = ctx->arena + i * ctx->folio_size;
-	/* Free chunks stacked in address order, so that a fresh cache
-	 * hands out consecutive memory. */
-	ctx->partial_chunks = WTIO_CHUNK_NONE;
-	ctx->free_chunks = WTIO_CHUNK_NONE;
-	for (i = ctx->nr_chunks; i-- > 0;) {
-		ctx->chunks[i].state = WTIO_CHUNK_FREE;
-		ctx->chunks[i].next = ctx->free_chunks;
-		ctx->free_chunks = i;
-	}
 	ctx->nr_free = ctx->nr_folios;
 	pthread_mutex_init(&ctx->free_lock, NULL);
 	pthread_mutex_init(&ctx->evict_lock, NULL);
@@ -122,8 +113,7 @@ void wtio_cache_exit(struct wtio_ctx *ctx)
 		pthread_cond_destroy(&ctx->space_cond);
 	}
 	free(ix->locks);
-	free(ctx->chunks);
-	ctx->chunks = NULL;
+	wtio_chunks_exit(ctx);
 	wtio_slots_pool_destroy(ix->slots);
 	wtio_huge_unmap(ix->buckets, (ix->mask + 1) * sizeof(*ix->buckets));
 	wtio_huge_unmap(ctx->folios, ctx->nr_folios * sizeof(*ctx->folios));
@@ -168,111 +158,11 @@ static void folio_reset(struct wtio_folio *folio)
 	folio->wb_blocks = 0;
 }
 
-/* Chunk lists, under free_lock. */
-static void partial_add(struct wtio_ctx *ctx, uint64_t c)
-{
-	struct wtio_chunk *ch = &ctx->chunks[c];
-
-	ch->prev = WTIO_CHUNK_NONE;
-	ch->next = ctx->partial_chunks;
-	if (ch->next != WTIO_CHUNK_NONE)
-		ctx->chunks[ch->next].prev = c;
-	ctx->partial_chunks = c;
-}
-
-static void partial_del(struct wtio_ctx *ctx, uint64_t c)
-{
-	struct wtio_chunk *ch = &ctx->chunks[c];
-
-	if (ch->prev != WTIO_CHUNK_NONE)
-		ctx->chunks[ch->prev].next = ch->next;
-	else
-		ctx->partial_chunks = ch->next;
-	if (ch->next != WTIO_CHUNK_NONE)
-		ctx->chunks[ch->next].prev = ch->prev;
-}
-
-static void chunk_push_free(struct wtio_ctx *ctx, uint64_t c)
-{
-	ctx->chunks[c].state = WTIO_CHUNK_FREE;
-	ctx->chunks[c].next = ctx->free_chunks;
-	ctx->free_chunks = c;
-}
-
-static uint64_t chunk_all(const struct wtio_ctx *ctx)
-{
-	return ctx->chunk_units == 64 ? ~0ull : (1ull << ctx->chunk_units) - 1;
-}
-
-/* Give a folio's units back, under free_lock. A split chunk whose last
- * unit comes back is whole again, and free for a large folio. */
-static void units_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
-{
-	uint64_t u = (uint64_t)(folio - ctx->folios);
-	uint64_t c = u >> ctx->chunk_shift;
-	struct wtio_chunk *ch = &ctx->chunks[c];
-
-	ctx->nr_free += folio->units;
-	if (ch->state == WTIO_CHUNK_WHOLE) {
-		chunk_push_free(ctx, c);
-		return;
-	}
-	if (!ch->free_mask)
-		partial_add(ctx, c);
-	ch->free_mask |= 1ull << (u & (ctx->chunk_units - 1));
-	if (ch->free_mask == chunk_all(ctx)) {
-		partial_del(ctx, c);
-		chunk_push_free(ctx, c);
-	}
-}
-
-/* A folio of the given units (1 or chunk_units) off the free space, or
- * NULL. Small folios fill split chunks before a free chunk is split,
- * which keeps whole chunks for large folios. Under free_lock. */
-static struct wtio_folio *units_alloc(struct wtio_ctx *ctx, uint32_t units)
-{
-	uint64_t c = ctx->partial_chunks, u;
-	struct wtio_chunk *ch;
-
-	if (units == ctx->chunk_units || c == WTIO_CHUNK_NONE) {
-		c = ctx->free_chunks;
-		if (c == WTIO_CHUNK_NONE)
-			return NULL;
-		ch = &ctx->chunks[c];
-		ctx->free_chunks = ch->next;
-		if (units == ctx->chunk_units) {
-			ch->state = WTIO_CHUNK_WHOLE;
-			u = c << ctx->chunk_shift;
-			goto out;
-		}
-		ch->state = WTIO_CHUNK_SPLIT;
-		ch->free_mask = chunk_all(ctx);
-		partial_add(ctx, c);
-	}
-	ch = &ctx->chunks[c];
-	u = (uint64_t)__builtin_ctzll(ch->free_mask);
-	ch->free_mask &= ch->free_mask - 1;
-	if (!ch->free_mask)
-		partial_del(ctx, c);
-	u += c << ctx->chunk_shift;
-out:
-	ctx->nr_free -= units;
-	ctx->folios[u].units = units;
-	return &ctx->folios[u];
-}
-
-static bool units_available(struct wtio_ctx *ctx, uint32_t units)
-{
-	return ctx->free_chunks != WTIO_CHUNK_NONE ||
-	       (units < ctx->chunk_units &&
-		ctx->partial_chunks != WTIO_CHUNK_NONE);
-}
-
 static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)
 {
 	folio_reset(folio);
 	pthread_mutex_lock(&ctx->free_lock);
-	units_free(ctx, folio);
+	wtio_chunks_put(ctx, folio);
 	pthread_mutex_unlock(&ctx->free_lock);
 	wtio_cache_wake_space(ctx);
 }
@@ -304,7 +194,7 @@ void wtio_folio_put_many(struct wtio_ctx *ctx, struct wtio_folio *const *v,
 		if (!freed)
 			pthread_mutex_lock(&ctx->free_lock);
 		freed = true;
-		units_free(ctx, v[i]);
+		wtio_chunks_put(ctx, v[i]);
 	}
 	if (!freed)
 		return;
@@ -441,10 +331,7 @@ out_unlock:
 	return ok;
 }
 
-/* CLOCK's look at one folio: second chance, then evict if idle. An
- * evicted folio is left with the reference taken here, for the caller
- * to free. */
-static bool folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
+bool wtio_folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f)
 {
 	int32_t one = 1;
 	uint32_t s;
@@ -478,121 +365,13 @@ bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio)
 	return true;
 }
 
-/* Folios one CLOCK pass evicts at most; at least a chunk's worth. */
-#define RECLAIM_BATCH 64
-
-/* Nothing can be evicted when every unit is dirty or under writeback:
- * sweeping the whole arena, twice, under the lock every allocator
- * needs, only to learn that would cost more than the wait for
- * writeback that follows. */
-static bool cache_all_busy(struct wtio_ctx *ctx)
-{
-	return (uint64_t)(atomic_load_explicit(&ctx->nr_dirty,
-					       memory_order_relaxed) +
-			  atomic_load_explicit(&ctx->nr_writeback,
-					       memory_order_relaxed)) >=
-	       ctx->nr_folios;
-}
-
-/*
- * One CLOCK pass: evict up to want units, looking at each at most twice.
- * They go back to the free space together and in address order (the hand
- * sweeps the arena upwards), lowest first out: the next run of new
- * folios, a readahead window or a stream's writes, is consecutive memory
- * again, one buffer an I/O, instead of the reverse order one at a time
- * would give. A large folio's other units are never in use themselves:
- * the scan passes them.
- */
-static uint64_t cache_reclaim(struct wtio_ctx *ctx, uint64_t want)
-{
-	struct wtio_folio *v[RECLAIM_BATCH];
-	uint64_t got = 0, units = 0, scanned = 0;
-
-	if (cache_all_busy(ctx))
-		return 0;
-	pthread_mutex_lock(&ctx->evict_lock);
-	/* want is in units: a large folio is as much as 16 small ones, and
-	 * one small miss must not push out 32 of them. */
-	while (units < want && got < RECLAIM_BATCH &&
-	       scanned < 2 * ctx->nr_folios) {
-		struct wtio_folio *f = &ctx->folios[ctx->clock_hand];
-
-		ctx->clock_hand = (ctx->clock_hand + 1) % ctx->nr_folios;
-		scanned++;
-		if (folio_try_evict(ctx, f)) {
-			v[got++] = f;
-			units += f->units;
-		}
-	}
-	pthread_mutex_unlock(&ctx->evict_lock);
-	wtio_folio_put_many(ctx, v, (int)got);
-	return got;
-}
-
-/* Could CLOCK take every folio of a chunk now? Gives each a look, and
- * its second chance, as the unit scan would. */
-static bool chunk_evictable(struct wtio_ctx *ctx, uint64_t c)
-{
-	struct wtio_folio *f = &ctx->folios[c << ctx->chunk_shift];
-	bool ok = true;
-
-	/* A large folio's other units and free units have no reference. */
-	for (uint32_t k = 0; k < ctx->chunk_units; k++, f++) {
-		uint32_t s = atomic_load_explicit(&f->state,
-						  memory_order_relaxed);
-
-		if (atomic_load_explicit(&f->refcount, memory_order_relaxed) <= 0)
-			continue;	/* free, or being freed */
-		if (s & (FOLIO_LOCKED | FOLIO_DIRTY | FOLIO_WRITEBACK))
-			return false;
-		if (s & FOLIO_REFERENCED) {
-			wtio_folio_clear_flag(f, FOLIO_REFERENCED);
-			ok = false;
-		}
-	}
-	return ok;
-}
-
-/*
- * CLOCK over chunks, for a large folio: a chunk comes free only when all
- * its folios leave, so evicting folios one by one wherever the unit
- * hand stands would free units all over the arena and whole chunks
- * rarely. Takes every folio of the first chunk whose folios are all
- * clean, idle and not recently used. Returns whether it evicted any.
- */
-static bool cache_reclaim_chunk(struct wtio_ctx *ctx)
-{
-	struct wtio_folio *v[64];
-	uint64_t scanned = 0;
-	int got = 0;
-
-	if (cache_all_busy(ctx))
-		return false;
-	pthread_mutex_lock(&ctx->evict_lock);
-	while (!got && scanned++ < 2 * ctx->nr_chunks) {
-		uint64_t c = ctx->chunk_hand;
-		struct wtio_folio *f;
-
-		ctx->chunk_hand = (c + 1) % ctx->nr_chunks;
-		if (!chunk_evictable(ctx, c))
-			continue;
-		f = &ctx->folios[c << ctx->chunk_shift];
-		for (uint32_t k = 0; k < ctx->chunk_units; k++, f++)
-			if (folio_try_evict(ctx, f))
-				v[got++] = f;
-	}
-	pthread_mutex_unlock(&ctx->evict_lock);
-	wtio_folio_put_many(ctx, v, got);
-	return got > 0;
-}
-
 static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx,
 					 uint32_t units)
 {
 	struct wtio_folio *f;
 
 	pthread_mutex_lock(&ctx->free_lock);
-	f = units_alloc(ctx, units);
+	f = wtio_chunks_take(ctx, units);
 	pthread_mutex_unlock(&ctx->free_lock);
 	return f;
 }
@@ -618,7 +397,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 			break;
 		if (!may_evict)
 			return NULL;
-		if (large ? cache_reclaim_chunk(ctx) : cache_reclaim(ctx, 32))
+		if (large ? wtio_reclaim_chunk(ctx) : wtio_reclaim(ctx, 32))
 			continue;
 		if (!wait)
 			return NULL;
@@ -647,7 +426,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 		/* Only decides whether to sleep, but read it under its lock:
 		 * an unlocked peek is a data race (free_lock is innermost). */
 		pthread_mutex_lock(&ctx->free_lock);
-		avail = units_available(ctx, units);
+		avail = wtio_chunks_available(ctx, units);
 		pthread_mutex_unlock(&ctx->free_lock);
 		if (!avail) {
 			struct timespec ts;

@@ -45,6 +45,10 @@ void wtio_folio_remove(struct wtio_folio *folio);
  * that its I/O or copy is done, unless someone else uses it or it was
  * dirtied again. Returns whether it left the cache. */
 bool wtio_folio_drop_behind(struct wtio_ctx *ctx, struct wtio_folio *folio);
+/* CLOCK's look at one folio (reclaim.c): second chance, then evict if
+ * idle. An evicted folio is left with the reference taken here, for the
+ * caller to put. */
+bool wtio_folio_try_evict(struct wtio_ctx *ctx, struct wtio_folio *f);
 /* Wake allocators waiting for space. */
 void wtio_cache_wake_space(struct wtio_ctx *ctx);
 uint64_t wtio_cache_nr_cached(struct wtio_ctx *ctx);
