@@ -68,20 +68,27 @@ done
 if [ -z "$PY" ]; then
 	skip "python3 not installed: the mixed workload cannot run"
 fi
+# mix_checked SEED MODE WTIO-RUN-OPTIONS...: the mix under the shim must
+# leave the bytes the same seed leaves without it ($SHIM_TMP/ref).
+mix_checked() {
+	local seed=$1 mode=$2 out
+	shift 2
+	rm -f "$SERVED/mix"
+	out=$(run "$mode" "$@" -- bash -c \
+		"$(declare -f mix); PY=$PY; mix '$SERVED/mix' $seed" 2>&1) ||
+		fail "the mix ($mode $*, seed $seed): $out"
+	cmp "$SHIM_TMP/ref" "$SERVED/mix" ||
+		fail "the mix ($mode $*, seed $seed) differs from the kernel's"
+	ran=$((ran + 1))
+}
+
+run writeback -- "$PY" -c 'import sys' || fail "python3 under the shim"
 ran=0
 for seed in 1 2 3; do
 	mix "$SHIM_TMP/ref" $seed || fail "the mix without the shim (seed $seed)"
 	for fs in 64k 1M; do
 		for mode in writeback writethrough dontcache; do
-			rm -f "$SERVED/mix"
-			run "$mode" --folio-size=$fs -- "$PY" -c 'import sys' ||
-				fail "python3 under the shim"
-			out=$(run "$mode" --folio-size=$fs -- bash -c \
-				"$(declare -f mix); PY=$PY; mix '$SERVED/mix' $seed" 2>&1) ||
-				fail "the mix ($mode, folio $fs, seed $seed): $out"
-			cmp "$SHIM_TMP/ref" "$SERVED/mix" ||
-				fail "the mix ($mode, folio $fs, seed $seed) differs from the kernel's"
-			ran=$((ran + 1))
+			mix_checked $seed $mode --folio-size=$fs
 		done
 	done
 done
@@ -93,16 +100,9 @@ echo "ok: $ran mixed runs, each the kernel's bytes"
 ran=0
 for seed in 4 5; do
 	mix "$SHIM_TMP/ref" $seed || fail "the mix without the shim (seed $seed)"
-	for opt in "" --no-large-folios; do
-		for mode in writeback writethrough dontcache; do
-			rm -f "$SERVED/mix"
-			out=$(run "$mode" $opt -- bash -c \
-				"$(declare -f mix); PY=$PY; mix '$SERVED/mix' $seed" 2>&1) ||
-				fail "the mix ($mode $opt, seed $seed): $out"
-			cmp "$SHIM_TMP/ref" "$SERVED/mix" ||
-				fail "the mix ($mode $opt, seed $seed) differs from the kernel's"
-			ran=$((ran + 1))
-		done
+	for mode in writeback writethrough dontcache; do
+		mix_checked $seed $mode
+		mix_checked $seed $mode --no-large-folios
 	done
 done
 echo "ok: $ran mixed runs with and without --no-large-folios, each the kernel's bytes"
