@@ -12,6 +12,7 @@
 #include "test_hooks.h"
 #include "folio.h"
 #include "cache.h"
+#include "folio_alloc.h"
 #include "cache_peek.h"
 #include "ctx.h"
 #include "span.h"

@@ -25,19 +25,10 @@ void wtio_folio_put_many(struct wtio_ctx *ctx, struct wtio_folio *const *v,
 			 int n);
 /* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
-/* Find or create; returns the folio referenced and LOCKED, its identity
- * checked. *created says whether it is new (no block uptodate). With
- * nowait, returns -EAGAIN instead of sleeping. */
-int wtio_folio_get_locked(struct wtio_inode *inode, uint64_t index,
-			  bool nowait, struct wtio_folio **foliop,
-			  bool *created);
-/* Create a new locked folio at index if absent and one can be had
- * without waiting; NULL otherwise (readahead). */
-struct wtio_folio *wtio_folio_try_create(struct wtio_inode *inode,
-					 uint64_t index);
-/* The same from free folios only, evicting none (drop-behind reads). */
-struct wtio_folio *wtio_folio_try_create_free(struct wtio_inode *inode,
-					      uint64_t index);
+/* Insert a new locked folio nf at index, or return the one already
+ * there (referenced, not locked) and give back nf (folio_alloc.c). */
+struct wtio_folio *wtio_folio_insert(struct wtio_inode *inode,
+				     uint64_t index, struct wtio_folio *nf);
 /* Remove a locked, referenced, clean, not-under-writeback folio from the
  * cache; the caller still holds its reference and lock. */
 void wtio_folio_remove(struct wtio_folio *folio);

@@ -18,6 +18,7 @@
 #include "read_io.h"
 #include "folio.h"
 #include "cache.h"
+#include "folio_alloc.h"
 #include "ctx.h"
 #include "inode.h"
 #include "stats.h"

@@ -17,6 +17,7 @@
 #include "iov_iter.h"
 #include "folio.h"
 #include "cache.h"
+#include "folio_alloc.h"
 #include "ctx.h"
 #include "span.h"
 #include "inode.h"
