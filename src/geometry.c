@@ -116,8 +116,9 @@ _Static_assert(offsetof(struct wtio_statx, stx_atomic_write_segments_max) == 0xb
 /* XFS (fs/xfs/libxfs/xfs_fs.h). */
 #define WTIO_XFS_SUPER_MAGIC 0x58465342
 
-/* Output of XFS_IOC_FSGEOMETRY (v5, Linux >= 5.1). */
-struct wtio_xfs_fsop_geom {
+/* Output of XFS_IOC_FSGEOMETRY_V4 (older kernels), and the first part
+ * of the v5 one. */
+struct wtio_xfs_fsop_geom_v4 {
 	uint32_t blocksize;
 	uint32_t rtextsize;
 	uint32_t agblocks;
@@ -139,40 +140,20 @@ struct wtio_xfs_fsop_geom {
 	uint32_t rtsectsize;
 	uint32_t dirblocksize;
 	uint32_t logsunit;
+};
+
+/* Output of XFS_IOC_FSGEOMETRY (v5, Linux >= 5.1). */
+struct wtio_xfs_fsop_geom {
+	struct wtio_xfs_fsop_geom_v4 v4;
 	uint32_t sick;
 	uint32_t checked;
 	uint64_t reserved[17];
 };
 
-/* Output of XFS_IOC_FSGEOMETRY_V4 (older kernels): the v5 prefix. */
-struct wtio_xfs_fsop_geom_v4 {
-	uint32_t blocksize;
-	uint32_t rtextsize;
-	uint32_t agblocks;
-	uint32_t agcount;
-	uint32_t logblocks;
-	uint32_t sectsize;
-	uint32_t inodesize;
-	uint32_t imaxpct;
-	uint64_t datablocks;
-	uint64_t rtblocks;
-	uint64_t rtextents;
-	uint64_t logstart;
-	unsigned char uuid[16];
-	uint32_t sunit;
-	uint32_t swidth;
-	int32_t version;
-	uint32_t flags;
-	uint32_t logsectsize;
-	uint32_t rtsectsize;
-	uint32_t dirblocksize;
-	uint32_t logsunit;
-};
-
 _Static_assert(sizeof(struct wtio_xfs_fsop_geom) == 256, "xfs_fsop_geom layout");
 _Static_assert(sizeof(struct wtio_xfs_fsop_geom_v4) == 112,
 	       "xfs_fsop_geom_v4 layout");
-_Static_assert(offsetof(struct wtio_xfs_fsop_geom, sunit) == 80,
+_Static_assert(offsetof(struct wtio_xfs_fsop_geom, v4.sunit) == 80,
 	       "xfs_fsop_geom layout");
 
 #define WTIO_XFS_IOC_FSGEOMETRY_V4 _IOR('X', 124, struct wtio_xfs_fsop_geom_v4)
@@ -263,24 +244,20 @@ static int read_queue_attr(unsigned int maj, unsigned int min,
  */
 static int stripe_from_xfs(int fd, struct wtio_geometry *geo)
 {
-	struct wtio_xfs_fsop_geom g;
+	struct wtio_xfs_fsop_geom g5;
+	struct wtio_xfs_fsop_geom_v4 *g = &g5.v4;
 	uint64_t unit, width;
 
-	memset(&g, 0, sizeof(g));
-	if (wtio_sys_ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY, &g) != 0) {
-		struct wtio_xfs_fsop_geom_v4 g4;
-
-		memset(&g4, 0, sizeof(g4));
-		if (wtio_sys_ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY_V4, &g4) != 0)
+	memset(&g5, 0, sizeof(g5));
+	if (wtio_sys_ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY, &g5) != 0) {
+		memset(&g5, 0, sizeof(g5));
+		if (wtio_sys_ioctl(fd, WTIO_XFS_IOC_FSGEOMETRY_V4, g) != 0)
 			return 0;
-		g.blocksize = g4.blocksize;
-		g.sunit = g4.sunit;
-		g.swidth = g4.swidth;
 	}
-	if (g.blocksize == 0 || g.sunit == 0)
+	if (g->blocksize == 0 || g->sunit == 0)
 		return 0;
-	unit = (uint64_t)g.sunit * g.blocksize;
-	width = (uint64_t)g.swidth * g.blocksize;
+	unit = (uint64_t)g->sunit * g->blocksize;
+	width = (uint64_t)g->swidth * g->blocksize;
 	if (width < unit)
 		width = unit;
 	if (unit > UINT32_MAX || width > UINT32_MAX)
