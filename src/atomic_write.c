@@ -214,7 +214,7 @@ ssize_t wtio_atomic_write(struct wtio_file *file, const struct iovec *iov,
 	 * no acknowledged byte is missing for fsync to report (the
 	 * kernel's fsync after a refused RWF_ATOMIC write returns 0; a
 	 * write-through write's space error is not recorded either,
-	 * ioend.c). */
+	 * ioend_end.c). */
 	/* ext4 frees every block past the end when an extending write
 	 * fails: those reserved for data accepted before are taken back
 	 * (the backing file's size is as it was: the write failed). */

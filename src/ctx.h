@@ -135,7 +135,7 @@ struct wtio_ctx {
 	struct wtio_reaper_wait reaper_wait;
 	pthread_t *flushers;
 	uint32_t nr_flushers_running;
-	/* Finished ioends kept for the next I/O (ioend.c), so that write-back
+	/* Finished ioends kept for the next I/O (ioend_pool.c), so that write-back
 	 * of scattered folios does not allocate ~14 KiB per 4 KiB I/O. */
 	pthread_mutex_t ioend_lock;
 	struct wtio_ioend *ioend_pool;

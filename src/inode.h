@@ -85,7 +85,7 @@ struct wtio_inode {
 	/* The filesystem's block as far as direct I/O may go (at most
 	 * block_size): the block holding the file's end is written only up
 	 * to the end's tail_unit, so the end needs no more space than the
-	 * kernel's (ioend.c, reserve.c). */
+	 * kernel's (ioend_build.c, reserve.c). */
 	_Atomic uint32_t tail_unit;
 
 	/* Space for dirty data (reserve.c): [resv_start, resv_end) is known
@@ -137,7 +137,7 @@ struct wtio_inode {
 	 * error happen meanwhile"); err_last is the latest errno. */
 	_Atomic uint64_t err_seq;
 	/* Bumped when a failed write-back gives folios back dirty, before
-	 * they leave writeback (ioend.c): a sync pass that began before
+	 * they leave writeback (ioend_end.c): a sync pass that began before
 	 * that could not have written them (sync.c). */
 	_Atomic uint64_t redirty_seq;
 	_Atomic int err_last;

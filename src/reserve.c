@@ -65,7 +65,7 @@
  * allocated whole or not at all), so appends of a block pay nothing.
  *
  * The block of ours holding the end of file is written only to the end
- * rounded up to the filesystem block (ioend.c), so a write needs space
+ * rounded up to the filesystem block (ioend_build.c), so a write needs space
  * there only that far (resv_need_end), as the kernel's does; before the
  * size moves past it, a dirty one is written back at the old size
  * (writeback.c, wtio_inode_settle_tail) unless its rest is known
@@ -199,7 +199,7 @@ static int64_t resv_fit_have(struct wtio_inode *inode, int64_t got,
 /*
  * Where the space a write needs ends: its end rounded up to our block,
  * but in the block that will hold the file's end only to the end's
- * tail_unit, where that block's I/O stops (ioend.c): an overwrite of a
+ * tail_unit, where that block's I/O stops (ioend_build.c): an overwrite of a
  * small file's last bytes needs no more space than the kernel's.
  */
 static int64_t resv_need_end(struct wtio_inode *inode, int64_t end,
@@ -576,7 +576,7 @@ void wtio_reserve_release(struct wtio_inode *inode)
 		    inode->resv_theirs <= size;
 
 	/* Every I/O is over: the end's block is written no further than
-	 * its filesystem block (ioend.c), as the kernel leaves the file. */
+	 * its filesystem block (ioend_build.c), as the kernel leaves the file. */
 	resv_punch_past_unit(inode, size, inode->tail_unit);
 	if (past)
 		resv_trunc_past(inode, size);

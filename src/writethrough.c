@@ -178,7 +178,7 @@ ssize_t wtio_writethrough(struct wtio_file *file, const struct iovec *iov,
 	wtio_io_plug(&file->inode->ctx->io, false);
 	err = atomic_load(&wbc.error);
 	/* Out of space part way: the part on disk is what the write
-	 * reports (the failed blocks read from the disk again: ioend.c),
+	 * reports (the failed blocks read from the disk again: ioend_end.c),
 	 * its end the size's, set first: the DSYNC step makes it durable. */
 	short_count = wtio_wbc_space_short(&wbc, err, off, ret);
 	if (short_count >= 0) {

@@ -13,7 +13,7 @@
  * every block past the end (fallocate FALLOC_FL_KEEP_SIZE ones too): the
  * blocks of other accepted data past the end go with it. wtio writes
  * such an I/O again through the kernel's cache and takes the freed
- * blocks back (ioend.c, wtio_reserve_regain).
+ * blocks back (ioend_end.c, wtio_reserve_regain).
  *
  * First the premise is shown with plain system calls on this kernel (else
  * a skip: nothing to test): on a file preallocated past its end, a direct
