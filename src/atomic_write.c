@@ -55,6 +55,10 @@ int wtio_atomic_check(struct wtio_inode *inode, off_t off, size_t len)
 	if (!g->atomic_unit_max ||
 	    !wtio_io_can(&inode->ctx->io, WTIO_IO_CAP_ATOMIC))
 		return -EOPNOTSUPP;
+	/* Nothing to write is 0, as the kernel's write of zero bytes
+	 * returns before its untorn checks (support is checked first). */
+	if (!len)
+		return 0;
 	if (len & (len - 1) || len < g->atomic_unit_min ||
 	    len > g->atomic_unit_max || off % (off_t)len)
 		return -EINVAL;

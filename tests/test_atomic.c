@@ -199,6 +199,31 @@ static void expect_einval(struct wtio_ctx *ctx, struct wtio_file *f,
 	       len, (long long)off);
 }
 
+/* A write of zero bytes is 0 where untorn writes are supported, as the
+ * kernel's, whatever its offset (a misaligned one too), and does
+ * nothing; where they are not it is want (-EOPNOTSUPP: the support
+ * check comes first, as in the kernel). */
+static void zero_length(struct wtio_ctx *ctx, struct wtio_file *f, int want)
+{
+	struct wtio_stats a = t_stats(ctx), s;
+	char byte = 0;
+	struct iovec v = { &byte, 0 };
+	off_t size = wtio_file_size(f);
+
+	CHECK_EQ(wtio_pwrite(f, &byte, 0, 0, WTIO_ATOMIC), want);
+	CHECK_EQ(wtio_pwrite(f, &byte, 0, 100, WTIO_ATOMIC | WTIO_DSYNC),
+		 want);
+	CHECK_EQ(wtio_pwritev(f, NULL, 0, 4096, WTIO_ATOMIC), want);
+	CHECK_EQ(wtio_pwritev(f, &v, 1, size + 65536,
+			      WTIO_ATOMIC | WTIO_WRITETHROUGH), want);
+	s = t_stats(ctx);
+	CHECK_EQ(s.write_ios, a.write_ios);
+	CHECK_EQ(s.atomic_writes, a.atomic_writes);
+	CHECK_EQ(s.dirty_folios, a.dirty_folios);
+	CHECK_EQ(wtio_file_size(f), size);
+	printf("  zero-length untorn writes -> %d, nothing changed\n", want);
+}
+
 static void shapes(void)
 {
 	struct wtio_ctx *ctx = mk_ctx(4096, 8u << 20, NULL, 0);
@@ -232,6 +257,7 @@ static void shapes(void)
 		      "above maximum");
 	expect_einval(ctx, f, path, 2 * (off_t)info.atomic_unit_max,
 		      2 * (size_t)info.atomic_unit_max, "above maximum (aligned)");
+	zero_length(ctx, f, 0);
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
 }
@@ -797,6 +823,7 @@ static void backend_without_atomic(void)
 	CHECK_EQ(wr(f, NULL, &size, 0, 4096, 2, WTIO_ATOMIC), -EOPNOTSUPP);
 	CHECK_EQ(wr(f, NULL, &size, 0, 65536, 2,
 		    WTIO_ATOMIC | WTIO_DSYNC | WTIO_WRITETHROUGH), -EOPNOTSUPP);
+	zero_length(ctx, f, -EOPNOTSUPP);
 	s = t_stats(ctx);
 	CHECK_EQ(s.write_ios, a.write_ios);
 	CHECK_EQ(s.atomic_writes, 0);
