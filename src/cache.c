@@ -257,14 +257,14 @@ static struct wtio_folio *lookup_slot(struct wtio_inode *inode,
 	return NULL;
 }
 
-struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
+struct wtio_folio *wtio_folio_find(struct wtio_inode *inode, uint64_t index)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint64_t h;
 	struct wtio_folio *f = lookup_slot(inode, index);
 
 	if (f)
-		goto found;
+		return f;
 	h = wtio_index_hash(inode, index);
 	pthread_mutex_lock(bucket_lock(ctx, h));
 	for (f = atomic_load_explicit(&ctx->index.buckets[h & ctx->index.mask],
@@ -277,7 +277,13 @@ struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
 		}
 	}
 	pthread_mutex_unlock(bucket_lock(ctx, h));
-found:
+	return f;
+}
+
+struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index)
+{
+	struct wtio_folio *f = wtio_folio_find(inode, index);
+
 	if (f && !(atomic_load_explicit(&f->state, memory_order_relaxed) &
 		   FOLIO_REFERENCED))
 		wtio_folio_set_flag(f, FOLIO_REFERENCED);

@@ -25,6 +25,8 @@ void wtio_folio_put_many(struct wtio_ctx *ctx, struct wtio_folio *const *v,
 			 int n);
 /* Referenced cached folio or NULL. Marks it referenced for CLOCK. */
 struct wtio_folio *wtio_folio_lookup(struct wtio_inode *inode, uint64_t index);
+/* The same without the mark: for writeback, which is no use of the data. */
+struct wtio_folio *wtio_folio_find(struct wtio_inode *inode, uint64_t index);
 /* Insert a new locked folio nf at index, or return the one already
  * there (referenced, not locked) and give back nf (folio_alloc.c). */
 struct wtio_folio *wtio_folio_insert(struct wtio_inode *inode,
