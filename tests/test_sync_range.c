@@ -5,7 +5,7 @@
  * and the dirty count drops; data outside the range stays dirty;
  * nbytes 0 means to end of file; WAIT_BEFORE alone writes nothing.
  *
- * sparse(): a few dirty folios scattered over a large file among clean
+ * sparse(): dirty folios scattered over a large file among clean
  * cached ones and holes, and random ranges shorter than the dirty list
  * (found by looking up the range's folios, not by walking the list):
  * after each range's WRITE + WAIT_AFTER exactly its dirty folios are
@@ -105,7 +105,7 @@ static void sparse(uint32_t fs, uint64_t seed)
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx = NULL;
 	const char *path = t_tmpfile("sync_range_sparse");
-	const size_t nf = 2048, len = nf * fs;
+	const size_t nf = 4096, len = nf * fs;
 	uint8_t *data = t_zalloc(len), *disk, *is_dirty = t_zalloc(nf);
 	struct t_rng rng = { seed };
 	struct wtio_file *f;
@@ -114,7 +114,7 @@ static void sparse(uint32_t fs, uint64_t seed)
 
 	wtio_config_init(&cfg);
 	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * 4096;
+	cfg.cache_size = (uint64_t)fs * 8192;
 	cfg.dirty_background_ratio = 80;
 	cfg.dirty_ratio = 90;
 	cfg.dirty_expire_ms = 600000;
@@ -126,8 +126,8 @@ static void sparse(uint32_t fs, uint64_t seed)
 	t_fill(data, len / 2, seed, 0);
 	CHECK_EQ(wtio_pwrite(f, data, len / 2, 0, 0), (long long)(len / 2));
 	CHECK_OK(wtio_fsync(f));
-	/* Then 300 dirty folios anywhere, some twice. */
-	for (int k = 0; k < 300; k++) {
+	/* Then 800 dirty folios anywhere, some twice. */
+	for (int k = 0; k < 800; k++) {
 		size_t i = t_rand_below(&rng, nf);
 
 		t_fill(data + i * fs, fs, seed + 7 * (uint64_t)k + 1, 0);
@@ -171,7 +171,7 @@ static void sparse(uint32_t fs, uint64_t seed)
 	t_check_disk_equals(path, data, len);
 	CHECK_OK(wtio_close(f));
 	CHECK_OK(wtio_ctx_destroy(ctx));
-	printf("  folio %u: 300 scattered writes, %llu short ranges synced "
+	printf("  folio %u: 800 scattered writes, %llu short ranges synced "
 	       "one by one, disk verified\n", fs, (unsigned long long)ranges);
 	free(data);
 	free(is_dirty);
