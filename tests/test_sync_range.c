@@ -22,11 +22,28 @@ static uint64_t dirty(struct wtio_ctx *ctx)
 	return st.dirty_folios + st.writeback_folios;
 }
 
-static void run(uint32_t fs)
+/* A context of folios of fs, the flushers effectively off (huge expiry,
+ * high thresholds), so that only the test's syncs write. */
+static struct wtio_ctx *quiet_ctx(uint32_t fs, uint64_t folios)
 {
-	/* Flushers effectively off: huge expiry, high thresholds. */
 	struct wtio_config cfg;
 	struct wtio_ctx *ctx = NULL;
+
+	wtio_config_init(&cfg);
+	cfg.folio_size = fs;
+	cfg.cache_size = (uint64_t)fs * folios;
+	cfg.readahead_max = 4 * fs;
+	cfg.dirty_background_ratio = 80;
+	cfg.dirty_ratio = 90;
+	cfg.dirty_expire_ms = 600000;
+	cfg.writeback_interval_ms = 600000;
+	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
+	return ctx;
+}
+
+static void run(uint32_t fs)
+{
+	struct wtio_ctx *ctx = quiet_ctx(fs, 1024);
 	const char *path = t_tmpfile("sync_range");
 	const size_t len = 64 * (size_t)fs;
 	uint8_t *data = t_malloc(len), *disk;
@@ -35,15 +52,6 @@ static void run(uint32_t fs)
 	size_t dlen;
 	uint64_t d0, d1, d2;
 
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * 1024;
-	cfg.readahead_max = 4 * fs;
-	cfg.dirty_background_ratio = 80;
-	cfg.dirty_ratio = 90;
-	cfg.dirty_expire_ms = 600000;
-	cfg.writeback_interval_ms = 600000;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 
 	/* Make the file exist on disk at full size, zeros. */
@@ -102,8 +110,7 @@ static void run(uint32_t fs)
 
 static void sparse(uint32_t fs, uint64_t seed)
 {
-	struct wtio_config cfg;
-	struct wtio_ctx *ctx = NULL;
+	struct wtio_ctx *ctx = quiet_ctx(fs, 8192);
 	const char *path = t_tmpfile("sync_range_sparse");
 	const size_t nf = 4096, len = nf * fs;
 	uint8_t *data = t_zalloc(len), *disk, *is_dirty = t_zalloc(nf);
@@ -112,14 +119,6 @@ static void sparse(uint32_t fs, uint64_t seed)
 	uint64_t want = 0, ranges = 0;
 	size_t dlen;
 
-	wtio_config_init(&cfg);
-	cfg.folio_size = fs;
-	cfg.cache_size = (uint64_t)fs * 8192;
-	cfg.dirty_background_ratio = 80;
-	cfg.dirty_ratio = 90;
-	cfg.dirty_expire_ms = 600000;
-	cfg.writeback_interval_ms = 600000;
-	CHECK_OK(wtio_ctx_create(&cfg, &ctx));
 	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
 	CHECK_OK(wtio_ftruncate(f, (off_t)len));
 	/* Clean cached folios in the first half (written and synced). */
