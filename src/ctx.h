@@ -124,6 +124,9 @@ struct wtio_ctx {
 	struct wtio_inode *wb_dirty_head, *wb_dirty_tail; /* inodes with dirty data */
 	bool wb_stop;
 	uint32_t wb_kicks;		/* requests for writeback */
+	/* Inodes to write back whole regardless of the thresholds, oldest
+	 * dirtied first: closed files kept near their cap (inode_keep.c). */
+	uint32_t wb_inode_credit;
 	_Atomic bool wb_kick_pending;	/* a kick no flusher has taken yet */
 	pthread_cond_t wb_idle_cond;	/* an inode's wb_busy dropped */
 	uint64_t wb_next_periodic;

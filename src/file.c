@@ -248,7 +248,7 @@ int wtio_file_close(struct wtio_file *file)
 	struct wtio_inode *inode = file->inode;
 	bool keep = ctx->cfg.flags & WTIO_CONFIG_KEEP_CLOSED;
 	struct wtio_inode *victim = NULL;
-	bool kick = false;
+	uint32_t write_inodes = 0;
 	int ret = 0, err;
 
 	atomic_store(&file->magic, WTIO_FILE_DEAD);
@@ -269,7 +269,7 @@ int wtio_file_close(struct wtio_file *file)
 	pthread_mutex_lock(&ctx->inodes_lock);
 	if (--inode->refs == 0) {
 		if (keep) {
-			victim = wtio_keep_locked(ctx, inode, &kick);
+			victim = wtio_keep_locked(ctx, inode, &write_inodes);
 		} else {
 			inode->evicting = true;
 			victim = inode;
@@ -280,8 +280,8 @@ int wtio_file_close(struct wtio_file *file)
 	ctx->dead_files = file;
 	pthread_mutex_unlock(&ctx->inodes_lock);
 
-	if (kick && ctx->wb_kick)
-		ctx->wb_kick(ctx);
+	if (write_inodes && ctx->wb_kick)
+		wtio_writeback_kick_inodes(ctx, write_inodes);
 	if (victim == inode && !keep)
 		wtio_inode_evict(inode);
 	else if (victim)

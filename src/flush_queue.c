@@ -24,7 +24,7 @@ void wtio_wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 		ctx->wb_dirty_head = inode;
 	ctx->wb_dirty_tail = inode;
 	/* A kick that found nothing to write is still owed. */
-	if (ctx->wb_kicks)
+	if (ctx->wb_kicks || ctx->wb_inode_credit)
 		pthread_cond_broadcast(&ctx->wb_cond);
 }
 
@@ -59,6 +59,14 @@ void wtio_writeback_kick(struct wtio_ctx *ctx)
 		return;
 	pthread_mutex_lock(&ctx->wb_lock);
 	ctx->wb_kicks++;
+	pthread_cond_broadcast(&ctx->wb_cond);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+void wtio_writeback_kick_inodes(struct wtio_ctx *ctx, uint32_t n)
+{
+	pthread_mutex_lock(&ctx->wb_lock);
+	ctx->wb_inode_credit += n;
 	pthread_cond_broadcast(&ctx->wb_cond);
 	pthread_mutex_unlock(&ctx->wb_lock);
 }

@@ -4,6 +4,8 @@
 #ifndef WTIO_FLUSH_QUEUE_H
 #define WTIO_FLUSH_QUEUE_H
 
+#include <stdint.h>
+
 struct wtio_ctx;
 struct wtio_inode;
 
@@ -13,6 +15,9 @@ void wtio_wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode);
 void wtio_wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode);
 /* Wake flushers. */
 void wtio_writeback_kick(struct wtio_ctx *ctx);
+/* Ask the flushers to write back n more queued inodes whole, oldest
+ * dirtied first, whatever the dirty thresholds say. */
+void wtio_writeback_kick_inodes(struct wtio_ctx *ctx, uint32_t n);
 /* Wait until no flusher works on inode and take it off their list. */
 void wtio_writeback_detach_inode(struct wtio_inode *inode);
 

@@ -36,11 +36,17 @@ static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
 
 		if (ctx->wb_stop)
 			return NULL;
-		if (ctx->wb_dirty_head && (ctx->wb_kicks || over || periodic)) {
-			if (periodic && !ctx->wb_kicks && !over)
+		if (ctx->wb_dirty_head && (ctx->wb_kicks || over || periodic ||
+					   ctx->wb_inode_credit)) {
+			bool credit = !ctx->wb_kicks && !over &&
+				      ctx->wb_inode_credit;
+
+			if (periodic && !ctx->wb_kicks && !over && !credit)
 				ctx->wb_next_periodic = now +
 					ctx->cfg.writeback_interval_ms * 1000000ull;
-			*all = ctx->wb_kicks || over;
+			if (credit)
+				ctx->wb_inode_credit--;
+			*all = ctx->wb_kicks || over || credit;
 			ctx->wb_kicks = 0;
 			atomic_store(&ctx->wb_kick_pending, false);
 			inode = ctx->wb_dirty_head;
@@ -57,6 +63,7 @@ static struct wtio_inode *flusher_next_inode(struct wtio_ctx *ctx,
 		 * it still has dirty data. */
 		if (!ctx->wb_dirty_head) {
 			ctx->wb_kicks = 0;
+			ctx->wb_inode_credit = 0;
 			atomic_store(&ctx->wb_kick_pending, false);
 		}
 		struct timespec ts;

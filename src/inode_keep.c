@@ -12,8 +12,9 @@
  * the first is kept, at most 65536, at least 16. Past it the oldest is
  * evicted, a clean one among the oldest few first (it costs no I/O), then
  * one that holds no data a failed write-back gave back, and
- * from 7/8 of the cap on the flushers are kicked now and then so that
- * the oldest are clean by the time they go.
+ * from 7/8 of the cap on the flushers are asked to write back as many
+ * inodes as were closed, oldest dirtied first, so that the oldest are
+ * clean by the time they go and the close that evicts one makes no I/O.
  */
 #include <stdatomic.h>
 #include <sys/resource.h>
@@ -28,7 +29,8 @@
  * dirty data is not all a failed write-back's. */
 #define KEEP_SCAN 8
 #define KEEP_SCAN_FAILED 64
-/* Closes between two kicks past half the cap. */
+/* Closes between two kicks past 7/8 of the cap; each kick asks the
+ * flushers for that many inodes. */
 #define KEEP_KICK_EVERY 64
 
 static uint64_t keep_cap(void)
@@ -93,7 +95,8 @@ static struct wtio_inode *keep_oldest_spared(struct wtio_ctx *ctx)
 }
 
 struct wtio_inode *wtio_keep_locked(struct wtio_ctx *ctx,
-				    struct wtio_inode *inode, bool *kick)
+				    struct wtio_inode *inode,
+				    uint32_t *write_inodes)
 {
 	struct wtio_inode *victim;
 	int i;
@@ -109,8 +112,9 @@ struct wtio_inode *wtio_keep_locked(struct wtio_ctx *ctx,
 	ctx->kept_tail = inode;
 	atomic_store(&inode->kept, true);
 	ctx->nr_kept++;
-	*kick = ctx->nr_kept * 8 >= ctx->max_kept * 7 &&
-		ctx->nr_keeps++ % KEEP_KICK_EVERY == 0;
+	*write_inodes = ctx->nr_kept * 8 >= ctx->max_kept * 7 &&
+			ctx->nr_keeps++ % KEEP_KICK_EVERY == 0 ?
+			KEEP_KICK_EVERY : 0;
 	if (ctx->nr_kept <= ctx->max_kept)
 		return NULL;
 	victim = NULL;

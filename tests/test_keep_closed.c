@@ -13,7 +13,10 @@
  *  - at most half the descriptor limit is kept, and an open that finds
  *    no descriptor left evicts the oldest instead of failing;
  *  - past the cap, a file holding data a failed write-back gave back is
- *    not evicted while another can be.
+ *    not evicted while another can be;
+ *  - near the cap the flushers write closed files back ahead of their
+ *    eviction, as many as were closed, oldest first, far below the dirty
+ *    thresholds and long before the data expires.
  */
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -406,6 +409,71 @@ static void test_cap_spares_failed(void)
 	printf("  past the cap, a file with failed data is not the one evicted: ok\n");
 }
 
+/*
+ * From 7/8 of the cap on, each 64 closes ask the flushers for 64 inodes:
+ * the oldest kept files are clean by the time a close evicts them, so
+ * that close makes no I/O. Before, each ask wrote one inode, and the
+ * closes past the cap wrote the rest back themselves, one at a time.
+ */
+static void test_written_ahead(void)
+{
+	const size_t len = 4096;
+	const int cap = 512, first_ask = cap * 7 / 8, nr = first_ask + 32;
+	char dir[64], (*paths)[96] = t_malloc(sizeof(*paths) * (size_t)nr);
+	uint8_t *data = t_malloc(len * (size_t)nr);
+	struct rlimit old, low;
+	struct wtio_config cfg;
+	struct wtio_stats st;
+	struct wtio_ctx *ctx;
+	int i, tries, base;
+
+	CHECK_OK(getrlimit(RLIMIT_NOFILE, &old));
+	base = count_fds();
+	if (old.rlim_max < (rlim_t)cap * 2)
+		t_skip("RLIMIT_NOFILE hard limit %llu under %d",
+		       (unsigned long long)old.rlim_max, cap * 2);
+	if (base > 24)
+		t_skip("%d descriptors open already", base);
+	low = old;
+	low.rlim_cur = (rlim_t)cap * 2;
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &low));
+	snprintf(dir, sizeof(dir), "wtio-keep-ahead.%d", (int)getpid());
+	CHECK_OK(mkdir(dir, 0700));
+	keep_config(&cfg, false);
+	cfg.cache_size = 4096ull * 16384;
+	cfg.dirty_expire_ms = 600000;
+	cfg.writeback_interval_ms = 600000;
+	ctx = t_ctx_create_or_skip(&cfg);
+	for (i = 0; i < nr; i++) {
+		snprintf(paths[i], sizeof(paths[i]), "%s/f%d", dir, i);
+		t_fill(data + (size_t)i * len, len, 900 + (uint64_t)i, 0);
+		write_file(ctx, paths[i], data + (size_t)i * len, len);
+	}
+	/* One ask, at the 448th close: 64 inodes, none of them expired,
+	 * 3% of the cache dirty (under the background threshold). */
+	for (tries = 0; tries < 1000; tries++) {
+		CHECK_OK(wtio_stats(ctx, &st));
+		if (st.write_ios >= 64)
+			break;
+		usleep(10000);
+	}
+	CHECKF(st.write_ios >= 64 && st.write_ios <= 64 + 8,
+	       "%llu write I/Os after one ask for 64 inodes",
+	       (unsigned long long)st.write_ios);
+	for (i = 0; i < 64; i++)
+		t_check_disk_equals(paths[i], data + (size_t)i * len, len);
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	CHECK_OK(setrlimit(RLIMIT_NOFILE, &old));
+	for (i = 0; i < nr; i++) {
+		t_check_disk_equals(paths[i], data + (size_t)i * len, len);
+		unlink(paths[i]);
+	}
+	rmdir(dir);
+	free(data);
+	free(paths);
+	printf("  near the cap, closed files are written back ahead: ok\n");
+}
+
 int main(void)
 {
 	t_require_odirect();
@@ -415,6 +483,7 @@ int main(void)
 	test_eio_after_close();
 	test_cap_and_emfile();
 	test_cap_spares_failed();
+	test_written_ahead();
 	printf("keep_closed: PASS\n");
 	return T_EXIT_PASS;
 }
