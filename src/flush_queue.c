@@ -18,6 +18,7 @@ void wtio_wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 	inode->wb_queued = true;
 	atomic_store(&inode->wb_queued_hint, true);
 	inode->wb_next = NULL;
+	inode->wb_prev = ctx->wb_dirty_tail;
 	if (ctx->wb_dirty_tail)
 		ctx->wb_dirty_tail->wb_next = inode;
 	else
@@ -30,23 +31,20 @@ void wtio_wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 
 void wtio_wb_unqueue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 {
-	struct wtio_inode **pp = &ctx->wb_dirty_head, *prev = NULL;
-
 	/* wb_lock held */
 	if (!inode->wb_queued)
 		return;
-	while (*pp && *pp != inode) {
-		prev = *pp;
-		pp = &(*pp)->wb_next;
-	}
-	if (*pp) {
-		*pp = inode->wb_next;
-		if (ctx->wb_dirty_tail == inode)
-			ctx->wb_dirty_tail = prev;
-	}
+	if (inode->wb_prev)
+		inode->wb_prev->wb_next = inode->wb_next;
+	else
+		ctx->wb_dirty_head = inode->wb_next;
+	if (inode->wb_next)
+		inode->wb_next->wb_prev = inode->wb_prev;
+	else
+		ctx->wb_dirty_tail = inode->wb_prev;
 	inode->wb_queued = false;
 	atomic_store(&inode->wb_queued_hint, false);
-	inode->wb_next = NULL;
+	inode->wb_next = inode->wb_prev = NULL;
 }
 
 void wtio_writeback_kick(struct wtio_ctx *ctx)

@@ -123,7 +123,9 @@ struct wtio_inode {
 	bool wb_queued;
 	_Atomic bool wb_queued_hint;	/* wb_queued, readable without the lock */
 	int wb_busy;		/* flushers working on it, under wb_lock */
-	struct wtio_inode *wb_next;
+	/* Both ways, so that a kept inode evicted from the middle of a
+	 * list of thousands leaves it at once. */
+	struct wtio_inode *wb_next, *wb_prev;
 
 	/* Completions still to run that refer to the inode (ioends, queued
 	 * writes): the last close waits for them before freeing it, since
