@@ -29,14 +29,16 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	folio->dirtied_ns = wtio_now_ns();
 	wtio_flist_add_tail(&inode->dirty, folio, WTIO_FL_DIRTY);
 	inode->nr_dirty++;
+	/* Its last write failed: only fsync retries it (see ioend_finish),
+	 * so it counts apart from the data the flushers can clean; the
+	 * inode's count moves with nr_dirty, under the lock, for the
+	 * flusher that asks whether anything of the inode is theirs. */
+	if (old & FOLIO_ERROR)
+		atomic_fetch_add(&inode->nr_dirty_error, 1);
 	pthread_mutex_unlock(&inode->dirty_lock);
 	atomic_fetch_add(&ctx->nr_dirty, inode->folio_units);
-	/* Its last write failed: only fsync retries it (see ioend_finish),
-	 * so it counts apart from the data the flushers can clean. */
-	if (old & FOLIO_ERROR) {
+	if (old & FOLIO_ERROR)
 		atomic_fetch_add(&ctx->nr_dirty_error, inode->folio_units);
-		atomic_fetch_add(&inode->nr_dirty_error, 1);
-	}
 
 	/* Queued already: a flusher will find this folio on the list. One
 	 * that took the inode off the queue re-checks nr_dirty after its
@@ -92,12 +94,12 @@ static bool folio_clear_dirty(struct wtio_inode *inode,
 		return false;
 	pthread_mutex_lock(&inode->dirty_lock);
 	dirty_list_del(inode, folio);
+	if (old & FOLIO_ERROR)
+		atomic_fetch_sub(&inode->nr_dirty_error, 1);
 	pthread_mutex_unlock(&inode->dirty_lock);
 	atomic_fetch_sub(&ctx->nr_dirty, inode->folio_units);
-	if (old & FOLIO_ERROR) {
+	if (old & FOLIO_ERROR)
 		atomic_fetch_sub(&ctx->nr_dirty_error, inode->folio_units);
-		atomic_fetch_sub(&inode->nr_dirty_error, 1);
-	}
 	dirty_wake_throttled(ctx);
 	return true;
 }
@@ -320,14 +322,14 @@ void wtio_folios_start_writeback(struct wtio_inode *inode,
 		for (i = 0; i < n; i++)
 			if (was_dirty[i / 64] & (1ull << (i % 64)))
 				dirty_list_del(inode, v[i]);
+		if (errors)
+			atomic_fetch_sub(&inode->nr_dirty_error, errors);
 		pthread_mutex_unlock(&inode->dirty_lock);
 		atomic_fetch_sub(&ctx->nr_dirty,
 				 (int64_t)cleared * inode->folio_units);
-		if (errors) {
+		if (errors)
 			atomic_fetch_sub(&ctx->nr_dirty_error,
 					 (int64_t)errors * inode->folio_units);
-			atomic_fetch_sub(&inode->nr_dirty_error, errors);
-		}
 		dirty_wake_throttled(ctx);
 	}
 	for (i = 0; i < n; i++) {

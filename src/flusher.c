@@ -94,8 +94,15 @@ static void *flusher_main(void *arg)
 			wtio_settle_closed(inode);
 		pthread_mutex_lock(&ctx->wb_lock);
 		inode->wb_busy--;
+		/* Queued again only with data a flusher can write: what a
+		 * failed write-back gave back is fsync's to retry, and an
+		 * inode holding only that, queued again, had an idle flusher
+		 * take it, pass over it and queue it again for as long as
+		 * another inode kept the dirty data over the threshold. A
+		 * later write queues the inode again (wtio_folio_mark_dirty). */
 		pthread_mutex_lock(&inode->dirty_lock);
-		if (inode->nr_dirty)
+		if ((int64_t)inode->nr_dirty >
+		    atomic_load(&inode->nr_dirty_error))
 			wtio_wb_queue_inode(ctx, inode);
 		pthread_mutex_unlock(&inode->dirty_lock);
 		pthread_cond_broadcast(&ctx->wb_idle_cond);

@@ -8,7 +8,15 @@
  *
  * Each write-back I/O is slowed (a delay rule) so that a second flusher
  * on a file already being written would be caught in the act.
+ *
+ * And a flusher with nothing it can write sleeps: with dirty data over
+ * the background threshold on a file the other flusher is busy with
+ * (its I/O held), files holding only data a failed write-back gave back
+ * (fsync's to retry, never a flusher's) used to be taken, passed over
+ * and queued again by the idle flusher, a whole CPU for as long as the
+ * I/O was held.
  */
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 
@@ -143,12 +151,79 @@ static void run(int nfiles, size_t nr_folios)
 	wtio_fault_destroy(fault);
 }
 
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	CHECK_OK(getrusage(RUSAGE_SELF, &ru));
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static void idle_with_failed_files(void)
+{
+	const size_t big = 12u << 20;
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule eio = {
+		.ops = WTIO_FAULT_WRITE, .error = EIO, .end = 1u << 20,
+	};
+	struct wtio_fault_rule hold = {
+		.ops = WTIO_FAULT_WRITE, .start = 1u << 20, .hold = 1,
+	};
+	uint8_t page[FS], *data = t_malloc(big);
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	double used;
+	int k, ret;
+
+	CHECK(fault);
+	CHECK_OK(wtio_fault_add_rule(fault, &eio));
+	CHECK_OK(wtio_fault_add_rule(fault, &hold));
+	t_fault_config(&cfg, FS, 16384);
+	cfg.nr_flushers = 2;
+	cfg.dirty_expire_ms = 600000;
+	cfg.writeback_interval_ms = 600000;
+	ctx = t_fault_ctx_create(&cfg, fault);
+	memset(page, 'x', sizeof(page));
+	for (k = 0; k < 20; k++) {
+		f = t_open(ctx, t_tmpfile("flushers-failed"),
+			   O_RDWR | O_CREAT | O_TRUNC);
+		CHECK_EQ(wtio_pwrite(f, page, sizeof(page), 0, 0), FS);
+		CHECK(wtio_fsync(f) == -EIO);
+		/* Left cached with its failed data (file.c). */
+		CHECK(wtio_close(f) == -EIO);
+	}
+	/* 12 MiB of cleanable data, over the background threshold, on a
+	 * file whose first write-back I/O stays held. */
+	memset(data, 'y', big);
+	f = t_open(ctx, t_tmpfile("flushers-busy"), O_RDWR | O_CREAT | O_TRUNC);
+	CHECK_EQ(wtio_pwrite(f, data, big, 1u << 20, 0), (long long)big);
+	CHECK_OK(wtio_fault_wait_held(fault, 1, 10000));
+	used = cpu_seconds();
+	usleep(1500000);
+	used = cpu_seconds() - used;
+	printf("  20 files with failed data, one busy over the threshold: "
+	       "%.2f CPU s in 1.5 s idle\n", used);
+	CHECKF(used < 0.3, "the flushers used %.2f CPU s while nothing could "
+	       "be written", used);
+	wtio_fault_clear_rules(fault);
+	wtio_fault_release(fault);
+	CHECK_OK(wtio_close(f));
+	/* The faults gone, leaving the cache retries the failed data. */
+	ret = wtio_ctx_destroy(ctx);
+	CHECKF(ret == 0, "wtio_ctx_destroy: %d", ret);
+	wtio_fault_destroy(fault);
+	free(data);
+}
+
 int main(void)
 {
 	t_require_odirect();
 	t_watchdog(120, "FAIL: flushers hung (watchdog)\n");
 	run(MAX_FILES, 48);
 	run(1, 256);
+	idle_with_failed_files();
 	printf("flushers: PASS\n");
 	return T_EXIT_PASS;
 }
