@@ -453,7 +453,9 @@ static void test_written_ahead(void)
 	 * 3% of the cache dirty (under the background threshold). */
 	for (tries = 0; tries < 1000; tries++) {
 		CHECK_OK(wtio_stats(ctx, &st));
-		if (st.write_ios >= 64)
+		/* Counted at submission: wait for the disk too. */
+		if (st.write_ios >= 64 && !st.writeback_folios &&
+		    st.bytes_written >= 64 * len)
 			break;
 		usleep(10000);
 	}
