@@ -147,8 +147,8 @@ static void folio_reset(struct wtio_folio *folio)
 	atomic_store_explicit(&folio->state, 0, memory_order_relaxed);
 	atomic_store_explicit(&folio->ifs_uptodate, 0, memory_order_relaxed);
 	atomic_store_explicit(&folio->inode, NULL, memory_order_relaxed);
-	folio->ifs_dirty = 0;
-	folio->wb_blocks = 0;
+	wtio_ifs_dirty_set(folio, 0);
+	wtio_wb_blocks_set(folio, 0);
 }
 
 static void folio_free(struct wtio_ctx *ctx, struct wtio_folio *folio)

@@ -107,7 +107,7 @@ static bool folio_clear_dirty(struct wtio_inode *inode,
 void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 			     struct wtio_folio *folio)
 {
-	folio->ifs_dirty = 0;
+	wtio_ifs_dirty_set(folio, 0);
 	folio_clear_dirty(inode, folio);
 }
 
@@ -281,8 +281,8 @@ void wtio_folio_start_writeback(struct wtio_inode *inode,
 {
 	wtio_folio_set_writeback(inode, folio);
 	folio_clear_dirty(inode, folio);
-	folio->wb_blocks = folio->ifs_dirty;
-	folio->ifs_dirty = 0;
+	wtio_wb_blocks_set(folio, folio->ifs_dirty);
+	wtio_ifs_dirty_set(folio, 0);
 }
 
 void wtio_folios_start_writeback(struct wtio_inode *inode,
@@ -333,7 +333,7 @@ void wtio_folios_start_writeback(struct wtio_inode *inode,
 		dirty_wake_throttled(ctx);
 	}
 	for (i = 0; i < n; i++) {
-		v[i]->wb_blocks = v[i]->ifs_dirty;
-		v[i]->ifs_dirty = 0;
+		wtio_wb_blocks_set(v[i], v[i]->ifs_dirty);
+		wtio_ifs_dirty_set(v[i], 0);
 	}
 }

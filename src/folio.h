@@ -122,6 +122,20 @@ static inline bool wtio_folio_test(struct wtio_folio *folio, uint32_t f)
 {
 	return wtio_folio_flags(folio) & f;
 }
+/* ifs_dirty and wb_blocks have one writer at a time (the folio lock's
+ * holder, or the I/O's completion while WRITEBACK is set), and one
+ * reader outside it: the space regain after ENOSPC (reserve_regain.c)
+ * reads both with relaxed loads and tolerates a stale value. Stores are
+ * relaxed atomics, a plain store on x86, so that the pair is no data
+ * race to the language or to TSan. */
+static inline void wtio_ifs_dirty_set(struct wtio_folio *folio, uint64_t v)
+{
+	__atomic_store_n(&folio->ifs_dirty, v, __ATOMIC_RELAXED);
+}
+static inline void wtio_wb_blocks_set(struct wtio_folio *folio, uint64_t v)
+{
+	__atomic_store_n(&folio->wb_blocks, v, __ATOMIC_RELAXED);
+}
 /* A write with WTIO_DONTCACHE marks the folio drop-behind; any other
  * write shows the folio is wanted and clears the mark. Folio locked. */
 void wtio_folio_mark_dropbehind(struct wtio_folio *folio, bool dontcache);

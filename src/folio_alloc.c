@@ -115,8 +115,8 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 	wtio_folio_lock_new(f);
 	atomic_store_explicit(&f->ifs_uptodate, 0, memory_order_relaxed);
 	atomic_store_explicit(&f->wb_pending, 0, memory_order_relaxed);
-	f->ifs_dirty = 0;
-	f->wb_blocks = 0;
+	wtio_ifs_dirty_set(f, 0);
+	wtio_wb_blocks_set(f, 0);
 	WTIO_TEST_HOOK(WTIO_TP_ALLOC_WINDOW, f);
 	atomic_store_explicit(&f->refcount, 1, memory_order_release);
 	return f;

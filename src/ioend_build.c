@@ -187,7 +187,7 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 		if (folio->ifs_dirty)
 			wtio_folio_mark_dirty(inode, folio);
 		atomic_fetch_add(&inode->redirty_seq, 1);
-		folio->wb_blocks = 0;
+		wtio_wb_blocks_set(folio, 0);
 		wtio_folio_finish_writeback(inode, folio);
 	}
 }

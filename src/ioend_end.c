@@ -78,7 +78,7 @@ void wtio_folio_write_failed(struct wtio_folio *folio, uint64_t blocks,
 	uint64_t inval = blocks & ~redirty;
 
 	if (redirty) {
-		folio->ifs_dirty |= redirty;
+		wtio_ifs_dirty_set(folio, folio->ifs_dirty | redirty);
 		wtio_folio_set_flag(folio, FOLIO_ERROR);
 	}
 	if (inval) {
@@ -118,7 +118,7 @@ void wtio_ioend_finish(struct wtio_ioend *ioend, int error)
 			if (wtio_folio_test(folio, FOLIO_ERROR) &&
 			    folio->ifs_dirty)
 				wtio_folio_mark_dirty(inode, folio);
-			folio->wb_blocks = 0;
+			wtio_wb_blocks_set(folio, 0);
 			ended[n++] = folio;
 		}
 	}

@@ -211,9 +211,9 @@ static void truncate_one(struct wtio_inode *inode, struct wtio_folio *f,
 	memset(f->data + from, 0, fs - from);
 	/* Blocks wholly past the size are zeros now, exactly what the disk
 	 * reads past EOF, so they need no write. */
-	f->ifs_dirty &= ~wtio_ifs_mask(inode,
+	wtio_ifs_dirty_set(f, f->ifs_dirty & ~wtio_ifs_mask(inode,
 			(from + inode->block_size - 1) & ~(inode->block_size - 1),
-			fs);
+			fs));
 	if (!f->ifs_dirty && wtio_folio_test(f, FOLIO_DIRTY))
 		wtio_folio_cancel_dirty(inode, f);
 }

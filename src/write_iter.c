@@ -351,18 +351,18 @@ static void write_end(struct wtio_write *w, struct wtio_write_folio *wf)
 			wtio_ifs_set_uptodate(inode, f, wf->uptodate);
 		wtio_folio_mark_dropbehind(f, dontcache);
 		if (w->mode == WTIO_WRITE_DIRTY) {
-			f->ifs_dirty |= wf->uptodate;
+			wtio_ifs_dirty_set(f, f->ifs_dirty | wf->uptodate);
 			wtio_folio_mark_dirty(inode, f);
 		} else if (w->mode == WTIO_WRITE_THROUGH &&
 			   wtio_folio_test(f, FOLIO_DIRTY)) {
 			/* Dirty from an earlier write-back write: written
 			 * whole, and clean afterwards. */
 			redirty = f->ifs_dirty;
-			f->ifs_dirty |= wf->uptodate;
+			wtio_ifs_dirty_set(f, f->ifs_dirty | wf->uptodate);
 			wtio_folio_start_writeback(inode, f);
 		} else if (w->mode == WTIO_WRITE_THROUGH) {
 			wtio_folio_set_writeback(inode, f);
-			f->wb_blocks = wf->uptodate;
+			wtio_wb_blocks_set(f, wf->uptodate);
 		}
 	}
 	w->done += n;
