@@ -10,6 +10,8 @@
 #include "ctx.h"
 #include "inode.h"
 
+#define WB_CREDIT_MAX (1u << 16)
+
 void wtio_wb_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
 {
 	/* wb_lock held */
@@ -64,7 +66,10 @@ void wtio_writeback_kick(struct wtio_ctx *ctx)
 void wtio_writeback_kick_inodes(struct wtio_ctx *ctx, uint32_t n)
 {
 	pthread_mutex_lock(&ctx->wb_lock);
-	ctx->wb_inode_credit += n;
+	/* Not taken while the thresholds drive the flushers, so it can
+	 * build up; more than the kept files' largest cap means "all". */
+	ctx->wb_inode_credit = ctx->wb_inode_credit + n > WB_CREDIT_MAX ?
+			       WB_CREDIT_MAX : ctx->wb_inode_credit + n;
 	pthread_cond_broadcast(&ctx->wb_cond);
 	pthread_mutex_unlock(&ctx->wb_lock);
 }
