@@ -68,8 +68,9 @@ void wtio_writeback_kick_inodes(struct wtio_ctx *ctx, uint32_t n)
 	pthread_mutex_lock(&ctx->wb_lock);
 	/* Not taken while the thresholds drive the flushers, so it can
 	 * build up; more than the kept files' largest cap means "all". */
-	ctx->wb_inode_credit = ctx->wb_inode_credit + n > WB_CREDIT_MAX ?
-			       WB_CREDIT_MAX : ctx->wb_inode_credit + n;
+	ctx->wb_inode_credit = (uint64_t)ctx->wb_inode_credit + n >
+			       WB_CREDIT_MAX ? WB_CREDIT_MAX :
+			       ctx->wb_inode_credit + n;
 	pthread_cond_broadcast(&ctx->wb_cond);
 	pthread_mutex_unlock(&ctx->wb_lock);
 }

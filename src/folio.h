@@ -123,7 +123,8 @@ static inline bool wtio_folio_test(struct wtio_folio *folio, uint32_t f)
 	return wtio_folio_flags(folio) & f;
 }
 /* ifs_dirty and wb_blocks have one writer at a time (the folio lock's
- * holder, or the I/O's completion while WRITEBACK is set), and one
+ * holder, or the I/O's completion while WRITEBACK is set; failed I/Os
+ * of one folio ending at once OR theirs in atomically), and one
  * reader outside it: the space regain after ENOSPC (reserve_regain.c)
  * reads both with relaxed loads and tolerates a stale value. Stores are
  * relaxed atomics, a plain store on x86, so that the pair is no data

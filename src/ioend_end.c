@@ -78,7 +78,9 @@ void wtio_folio_write_failed(struct wtio_folio *folio, uint64_t blocks,
 	uint64_t inval = blocks & ~redirty;
 
 	if (redirty) {
-		wtio_ifs_dirty_set(folio, folio->ifs_dirty | redirty);
+		/* Two I/Os of one folio (blocks apart, a stripe or size cut)
+		 * can fail and end in two reaping threads at once. */
+		__atomic_fetch_or(&folio->ifs_dirty, redirty, __ATOMIC_RELAXED);
 		wtio_folio_set_flag(folio, FOLIO_ERROR);
 	}
 	if (inval) {
