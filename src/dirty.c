@@ -51,6 +51,39 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 }
 
 /*
+ * As the kernel's write dirties a page again that its failed write-back
+ * left clean: the folio leaves the failed data fsync alone retries and
+ * an allocation may give up. Left marked, data written after the error
+ * had been reported could be given up with it, and the next fsync,
+ * the error already seen, returned 0 with that data never written. Now
+ * the flushers write it, the failed blocks with it, and a failure is a
+ * new error, reported anew.
+ */
+void wtio_folio_clear_error(struct wtio_inode *inode, struct wtio_folio *folio)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	uint32_t old;
+
+	if (!(atomic_load_explicit(&folio->state, memory_order_relaxed) &
+	      FOLIO_ERROR))
+		return;
+	pthread_mutex_lock(&inode->dirty_lock);
+	old = atomic_fetch_and(&folio->state, ~FOLIO_ERROR);
+	if ((old & (FOLIO_ERROR | FOLIO_DIRTY)) == (FOLIO_ERROR | FOLIO_DIRTY))
+		atomic_fetch_sub(&inode->nr_dirty_error, 1);
+	pthread_mutex_unlock(&inode->dirty_lock);
+	if ((old & (FOLIO_ERROR | FOLIO_DIRTY)) != (FOLIO_ERROR | FOLIO_DIRTY))
+		return;
+	atomic_fetch_sub(&ctx->nr_dirty_error, inode->folio_units);
+	/* The flushers let go of an inode holding only failed data. */
+	if (atomic_load_explicit(&inode->wb_queued_hint, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&ctx->wb_lock);
+	wtio_wb_queue_inode(ctx, inode);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
+/*
  * Dirty data fell: wake the throttled writers once it is down to their
  * target. Only the fall that crosses it wakes them (throttle_armed is
  * taken by one waker), not every folio cleaned while they sleep, and

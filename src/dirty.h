@@ -16,6 +16,9 @@ struct wtio_inode;
 /* The folio became dirty: account it, queue inode for the flushers.
  * Folio locked. */
 void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio);
+/* A write into a folio whose write-back failed (FOLIO_ERROR) makes it
+ * ordinary dirty data again, queued for the flushers. Folio locked. */
+void wtio_folio_clear_error(struct wtio_inode *inode, struct wtio_folio *folio);
 /* Take a dirty folio off the dirty list (truncate); folio locked. */
 void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 			     struct wtio_folio *folio);

@@ -353,6 +353,7 @@ static void write_end(struct wtio_write *w, struct wtio_write_folio *wf)
 		if (w->mode == WTIO_WRITE_DIRTY) {
 			wtio_ifs_dirty_set(f, f->ifs_dirty | wf->uptodate);
 			wtio_folio_mark_dirty(inode, f);
+			wtio_folio_clear_error(inode, f);
 		} else if (w->mode == WTIO_WRITE_THROUGH &&
 			   wtio_folio_test(f, FOLIO_DIRTY)) {
 			/* Dirty from an earlier write-back write: written

@@ -8,6 +8,9 @@
  * write-back fails returns it and keeps the data cached, for a reopen
  * to read and write. An EIO on a read I/O fails
  * pread with -EIO, and a later pread returns the right data.
+ * Data written after a reported EIO into the failed block is never lost
+ * without a report: when the cache, full, gives failed data up, the next
+ * fsync says so (or the data is on disk).
  */
 #include "helpers.h"
 #include "t_fault.h"
@@ -175,6 +178,73 @@ static void test_read_eio(uint32_t fs)
 	printf("  folio %u: read EIO returned, later read correct: ok\n", fs);
 }
 
+/*
+ * write A over the whole cache, its write-back fails, fsync reports it;
+ * write B over the same blocks (accepted); the device still failing, a
+ * read of another file needs a folio, and the cache, full of failed
+ * data, gives it up. B was written after the report: its loss must be
+ * reported again, or B be on disk. Before, B sat in folios still marked
+ * failed, was given up without a new error, and the next fsync returned
+ * 0 with the disk stale.
+ */
+static void test_rewrite_after_eio(uint32_t fs)
+{
+	const uint64_t nr = 64;
+	const size_t len = (size_t)fs * nr;
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule rule = {
+		.ops = WTIO_FAULT_WRITE, .count = 0, .error = EIO,
+	};
+	const char *path = t_tmpfile("eio-rewrite");
+	const char *other = t_tmpfile("eio-rewrite-other");
+	uint8_t *a = t_malloc(len), *b = t_malloc(len), *buf = t_malloc(len);
+	size_t dlen;
+	uint8_t *disk;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f, *g;
+	ssize_t r;
+	int ret;
+
+	t_fill(buf, len, 12, 0);
+	t_write_disk(other, buf, len);
+	t_fill(a, len, 13, 0);
+	t_fill(b, len, 14, 0);
+	ctx = t_fault_ctx(fault, fs, nr);
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	CHECK_OK(wtio_fault_add_rule(fault, &rule));
+	/* A, and B over it, may each be refused part way (-EIO: a cache
+	 * full of data the disk refuses); what was accepted counts. */
+	r = wtio_pwrite(f, a, len, 0, 0);
+	CHECK(r > 0 || r == -EIO);
+	CHECK_EQ(wtio_fsync(f), -EIO);
+	r = wtio_pwrite(f, b, len, 0, 0);
+	CHECKF(r > 0, "write B: %zd", r);
+	g = t_open(ctx, other, O_RDONLY);
+	CHECK_EQ(wtio_pread(g, buf, fs, 0, 0), (long long)fs);
+	CHECK_OK(wtio_close(g));
+	ret = wtio_fsync(f);
+	wtio_fault_clear_rules(fault);
+	if (ret == 0) {
+		disk = t_read_disk(path, &dlen);
+		CHECKF(dlen >= (size_t)r && memcmp(disk, b, (size_t)r) == 0,
+		       "fsync returned 0 after the cache gave up data written "
+		       "after the reported error: the disk does not have it");
+		free(disk);
+	} else {
+		CHECKF(ret == -EIO, "fsync: %d", ret);
+	}
+	wtio_close(f);
+	wtio_ctx_destroy(ctx);
+	wtio_fault_destroy(fault);
+	free(a);
+	free(b);
+	free(buf);
+	unlink(path);
+	unlink(other);
+	printf("  folio %u: data written after a reported EIO, given up: "
+	       "reported (fsync %d): ok\n", fs, ret);
+}
+
 int main(void)
 {
 	t_require_odirect();
@@ -184,6 +254,8 @@ int main(void)
 	test_last_close_eio(16384);
 	test_read_eio(4096);
 	test_read_eio(65536);
+	test_rewrite_after_eio(4096);
+	test_rewrite_after_eio(16384);
 	printf("eio_writeback: PASS\n");
 	return T_EXIT_PASS;
 }
