@@ -156,7 +156,8 @@ void wtio_ioend_add_folio(struct wtio_wb_ctl *wbc, struct wtio_ioend **cur,
 				 * failed), a write-through writer's own are
 				 * invalidated, since it is told its write
 				 * failed and the disk does not have them. */
-				wtio_folio_write_failed(folio, run, run & redirty);
+				wtio_folio_write_failed(folio, run, run & redirty,
+							true);
 				wtio_inode_record_error(inode, -ENOMEM);
 				wtio_wbc_set_error(wbc, -ENOMEM);
 				wtio_wbc_set_fail_from(wbc, off);

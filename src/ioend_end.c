@@ -27,8 +27,9 @@
  * its I/O, so a full disk fails that write and never a later fsync (a
  * database treats a failed fsync as fatal, a failed write as an
  * ordinary error). Blocks of earlier writes it carried along (dirty in
- * the same folio) are given back dirty and written again by the next
- * fsync, which reports that write's outcome: recording this error too
+ * the same folio) are given back dirty, not marked failed, and written
+ * again by the flushers or the next fsync, which record or report that
+ * write's outcome: recording this error too
  * would fail an fsync that put every acknowledged byte on disk. Their
  * space was reserved when they were written, so it was the writer's
  * blocks that found none; where it was not (no fallocate, a reflink
@@ -73,7 +74,7 @@ void wtio_write_io_end(struct wtio_inode *inode, bool extending, int64_t off,
  * to the disk.
  */
 void wtio_folio_write_failed(struct wtio_folio *folio, uint64_t blocks,
-			     uint64_t redirty)
+			     uint64_t redirty, bool recorded)
 {
 	uint64_t inval = blocks & ~redirty;
 
@@ -81,7 +82,13 @@ void wtio_folio_write_failed(struct wtio_folio *folio, uint64_t blocks,
 		/* Two I/Os of one folio (blocks apart, a stripe or size cut)
 		 * can fail and end in two reaping threads at once. */
 		__atomic_fetch_or(&folio->ifs_dirty, redirty, __ATOMIC_RELAXED);
-		wtio_folio_set_flag(folio, FOLIO_ERROR);
+		/* Marked failed (left to fsync, and given up when the
+		 * cache fills with nothing else) only when the error is
+		 * recorded for fsync to report: blocks a writer's own
+		 * out-of-space I/O carried go back as plain dirty data,
+		 * for the flushers to write again, whose failure is. */
+		if (recorded)
+			wtio_folio_set_flag(folio, FOLIO_ERROR);
 	}
 	if (inval) {
 		wtio_folio_clear_flag(folio, FOLIO_UPTODATE);
@@ -103,9 +110,10 @@ void wtio_ioend_finish(struct wtio_ioend *ioend, int error)
 		 * wrote is on disk. */
 		wtio_wbc_set_fail_from(wbc, ioend->io_offset + ioend->io_done);
 	}
+	bool record = !ioend_space_error_is_writers(ioend, error);
+
 	wtio_write_io_end(inode, ioend->io_extending, ioend->io_offset,
-			  ioend->io_done, ioend->io_size, error,
-			  !ioend_space_error_is_writers(ioend, error));
+			  ioend->io_done, ioend->io_size, error, record);
 	if (error)
 		WTIO_TEST_HOOK(WTIO_TP_WB_FAILED, NULL);
 	/* The folios whose last I/O this was end their writeback together
@@ -115,10 +123,11 @@ void wtio_ioend_finish(struct wtio_ioend *ioend, int error)
 
 		if (error)
 			wtio_folio_write_failed(folio, ioend->io_blocks[i],
-					   ioend->io_redirty[i]);
+					   ioend->io_redirty[i], record);
 		if (atomic_fetch_sub(&folio->wb_pending, 1) == 1) {
-			if (wtio_folio_test(folio, FOLIO_ERROR) &&
-			    folio->ifs_dirty)
+			/* Under writeback ifs_dirty holds only what failed
+			 * I/Os gave back (writers wait for the writeback). */
+			if (folio->ifs_dirty)
 				wtio_folio_mark_dirty(inode, folio);
 			wtio_wb_blocks_set(folio, 0);
 			ended[n++] = folio;

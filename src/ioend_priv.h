@@ -45,9 +45,10 @@ struct wtio_ioend {
 struct wtio_ioend *wtio_ioend_alloc(struct wtio_ctx *ctx);
 void wtio_ioend_free(struct wtio_ctx *ctx, struct wtio_ioend *io);
 /* Failed blocks of a folio under writeback: those in redirty go back
- * dirty, the rest are invalidated (ioend_end.c). */
+ * dirty (marked failed when the error was recorded), the rest are
+ * invalidated (ioend_end.c). */
 void wtio_folio_write_failed(struct wtio_folio *folio, uint64_t blocks,
-			     uint64_t redirty);
+			     uint64_t redirty, bool recorded);
 /* End the ioend's folios' writeback, count, free it (0 or -errno). */
 void wtio_ioend_finish(struct wtio_ioend *ioend, int error);
 /* The backend's completion of an ioend's request. */

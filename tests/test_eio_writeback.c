@@ -10,7 +10,8 @@
  * pread with -EIO, and a later pread returns the right data.
  * Data written after a reported EIO into the failed block is never lost
  * without a report: when the cache, full, gives failed data up, the next
- * fsync says so (or the data is on disk).
+ * fsync says so (or the data is on disk). Nor is a write-back write's
+ * block that a write-through write's out-of-space I/O carried along.
  */
 #include "helpers.h"
 #include "t_fault.h"
@@ -245,6 +246,78 @@ static void test_rewrite_after_eio(uint32_t fs)
 	       "reported (fsync %d): ok\n", fs, ret);
 }
 
+/*
+ * W1, a write-back write, in block 0 of a folio; W2, a write-through
+ * write into block 1 of it, fails for space (its error is its own,
+ * returned to it, not recorded for fsync). Its I/O carried W1's block,
+ * given back dirty. Then another file's write-back fails until the
+ * cache is full of failed data, which an allocation gives up. Before,
+ * W1's block went back marked failed although no error was recorded
+ * for it, was given up with the rest, and fsync returned 0 with W1 not
+ * on disk (found by a review).
+ */
+static void test_carried_block_enospc(void)
+{
+	const uint32_t fs = 16384;
+	const uint64_t nr = 64;
+	struct wtio_fault *fault = wtio_fault_create();
+	struct wtio_fault_rule nospc = {
+		.ops = WTIO_FAULT_WRITE, .error = ENOSPC,
+	};
+	struct wtio_fault_rule eio = { .ops = WTIO_FAULT_WRITE, .error = EIO };
+	const char *fp = t_tmpfile("eio-carried"), *xp = t_tmpfile("eio-fill");
+	const size_t flen = 65536, xlen = 2 * nr * fs;
+	uint8_t *old = t_malloc(flen), *w1 = t_malloc(4096);
+	uint8_t *w2 = t_malloc(4096), *x = t_malloc(xlen), *disk;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f, *xf;
+	size_t done, dlen;
+	ssize_t r;
+	int ret;
+
+	t_fill(old, flen, 21, 0);
+	t_write_disk(fp, old, flen);
+	t_fill(w1, 4096, 22, 0);
+	t_fill(w2, 4096, 23, 0);
+	t_fill(x, xlen, 24, 0);
+	ctx = t_fault_ctx(fault, fs, nr);
+	f = t_open(ctx, fp, O_RDWR);
+	xf = t_open(ctx, xp, O_RDWR | O_CREAT | O_TRUNC);
+	CHECK_EQ(wtio_pwrite(f, w1, 4096, 0, 0), 4096);
+	CHECK_OK(wtio_fault_add_rule(fault, &nospc));
+	CHECK_EQ(wtio_pwrite(f, w2, 4096, 4096, WTIO_WRITETHROUGH), -ENOSPC);
+	wtio_fault_clear_rules(fault);
+	CHECK_OK(wtio_fault_add_rule(fault, &eio));
+	for (done = 0; done < xlen; done += (size_t)r) {
+		r = wtio_pwrite(xf, x + done, 4 * fs, (off_t)done, 0);
+		if (r <= 0)
+			break;
+	}
+	wtio_fault_clear_rules(fault);
+	ret = wtio_fsync(f);
+	if (ret == 0) {
+		disk = t_read_disk(fp, &dlen);
+		CHECKF(dlen == flen && memcmp(disk, w1, 4096) == 0,
+		       "fsync returned 0 and the acknowledged write-back "
+		       "write is not on disk");
+		free(disk);
+	} else {
+		CHECKF(ret == -EIO, "fsync: %d", ret);
+	}
+	wtio_close(f);
+	wtio_close(xf);
+	wtio_ctx_destroy(ctx);
+	wtio_fault_destroy(fault);
+	free(old);
+	free(w1);
+	free(w2);
+	free(x);
+	unlink(fp);
+	unlink(xp);
+	printf("  a block carried by a write-through I/O out of space, "
+	       "then given up: reported (fsync %d): ok\n", ret);
+}
+
 int main(void)
 {
 	t_require_odirect();
@@ -256,6 +329,7 @@ int main(void)
 	test_read_eio(65536);
 	test_rewrite_after_eio(4096);
 	test_rewrite_after_eio(16384);
+	test_carried_block_enospc();
 	printf("eio_writeback: PASS\n");
 	return T_EXIT_PASS;
 }
