@@ -320,6 +320,7 @@ static bool folio_evict_held(struct wtio_ctx *ctx, struct wtio_folio *f)
 	 * stays. */
 	if (!(s & (FOLIO_DIRTY | FOLIO_WRITEBACK)) &&
 	    atomic_compare_exchange_strong(&f->refcount, &two, 0)) {
+		WTIO_TEST_HOOK(WTIO_TP_EVICT_FROZEN, f);
 		folio_unhash(ctx, f, inode, h);
 		atomic_fetch_add_explicit(&f->refcount, 1, memory_order_release);
 		ok = true;

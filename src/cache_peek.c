@@ -119,7 +119,6 @@ struct wtio_folio *wtio_folio_slot_tryget(struct wtio_inode *inode,
 					  uint64_t index)
 {
 	struct wtio_folio *f = wtio_slots_peek(inode, index);
-	int32_t r;
 
 	if (!f)
 		return NULL;
@@ -129,12 +128,5 @@ struct wtio_folio *wtio_folio_slot_tryget(struct wtio_inode *inode,
 	__builtin_prefetch(inode->ctx->arena +
 			   ((size_t)(f - inode->ctx->folios) <<
 			    inode->ctx->folio_shift), 1);
-	r = atomic_load_explicit(&f->refcount, memory_order_relaxed);
-	do {
-		if (r <= 0)
-			return NULL;
-	} while (!atomic_compare_exchange_weak_explicit(&f->refcount, &r, r + 1,
-							memory_order_acquire,
-							memory_order_relaxed));
-	return f;
+	return wtio_folio_tryget(f) ? f : NULL;
 }

@@ -122,6 +122,26 @@ static inline bool wtio_folio_test(struct wtio_folio *folio, uint32_t f)
 {
 	return wtio_folio_flags(folio) & f;
 }
+/* A reference, unless the count is 0: an eviction freezes it there
+ * while it takes the folio out of the index and the inode's list
+ * (cache.c, folio_evict_held), and a reference taken from that list
+ * then and dropped before the evictor's own came back freed the folio
+ * under the evictor. Whoever walks a list of folios without their lock
+ * takes its references so. */
+static inline bool wtio_folio_tryget(struct wtio_folio *folio)
+{
+	int32_t r = atomic_load_explicit(&folio->refcount,
+					 memory_order_relaxed);
+
+	do {
+		if (r <= 0)
+			return false;
+	} while (!atomic_compare_exchange_weak_explicit(&folio->refcount,
+							&r, r + 1,
+							memory_order_acquire,
+							memory_order_relaxed));
+	return true;
+}
 /* ifs_dirty and wb_blocks have one writer at a time (the folio lock's
  * holder, or the I/O's completion while WRITEBACK is set; failed I/Os
  * of one folio ending at once OR theirs in atomically), and one

@@ -26,9 +26,8 @@ struct wtio_folio **wtio_inode_collect(struct wtio_inode *inode,
 	if (v) {
 		for (f = inode->pages.head; f; f = f->i_link.next) {
 			if (atomic_load_explicit(&f->index, memory_order_relaxed) <
-			    first_index)
-				continue;
-			wtio_folio_get(f);
+			    first_index || !wtio_folio_tryget(f))
+				continue;	/* or leaving the cache, clean */
 			v[n++] = f;
 		}
 	}
@@ -50,6 +49,7 @@ static struct wtio_folio *inode_next_folio(struct wtio_inode *inode,
 	uint64_t best_idx = 0;
 
 	pthread_mutex_lock(&inode->i_pages_lock);
+again:
 	for (f = inode->pages.head; f; f = f->i_link.next) {
 		uint64_t idx = atomic_load_explicit(&f->index,
 						    memory_order_relaxed);
@@ -60,8 +60,12 @@ static struct wtio_folio *inode_next_folio(struct wtio_inode *inode,
 		}
 	}
 	if (best) {
-		wtio_folio_get(best);
 		*next = best_idx + 1;
+		/* One leaving the cache (clean) is passed over. */
+		if (!wtio_folio_tryget(best)) {
+			best = NULL;
+			goto again;
+		}
 	}
 	pthread_mutex_unlock(&inode->i_pages_lock);
 	return best;

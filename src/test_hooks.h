@@ -39,6 +39,9 @@ enum wtio_test_point {
 	WTIO_TP_WB_FAILED,	/* a write-back I/O failed: its error is
 				 * recorded, its folios not yet given back
 				 * dirty (f is NULL) */
+	WTIO_TP_EVICT_FROZEN,	/* eviction: the count frozen at 0, the
+				 * folio still in the index and the inode's
+				 * list (bucket lock held) */
 };
 struct wtio_folio;
 #ifdef WTIO_TEST_HOOKS
