@@ -3,6 +3,7 @@
  * inode_folios.c - walks over the folios an inode caches, and dropping
  * them all (last close, crash).
  */
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -105,7 +106,24 @@ static void drop_one(struct wtio_inode *inode, struct wtio_folio *f, void *arg)
 	wtio_folio_remove(f);
 }
 
+/*
+ * The walk passes over a folio an eviction has frozen (inode_collect);
+ * that eviction still takes the folio off the inode's list and slots
+ * under i_pages_lock. The inode must not be freed before it has: wait
+ * for the list to empty (a review freed the inode under such an
+ * eviction when the walk went on without waiting).
+ */
 void wtio_inode_drop_cache(struct wtio_inode *inode)
 {
-	wtio_inode_for_each_folio(inode, 0, drop_one, NULL);
+	uint64_t left;
+
+	for (;;) {
+		wtio_inode_for_each_folio(inode, 0, drop_one, NULL);
+		pthread_mutex_lock(&inode->i_pages_lock);
+		left = inode->nr_pages;
+		pthread_mutex_unlock(&inode->i_pages_lock);
+		if (!left)
+			return;
+		sched_yield();
+	}
 }
