@@ -36,8 +36,16 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 	 * saw them leave; one bumped before seq was read had its folios
 	 * dirty again before this pass's cutoff, so the pass wrote them.
 	 * (err_seq would not do: the error is recorded before the folios
-	 * are given back, so a pass starting in between misses both.) */
-	if (!ret && atomic_load(&inode->redirty_seq) != seq) {
+	 * are given back, so a pass starting in between misses both.)
+	 * Until the count stays: a writer waiting for one of those folios
+	 * can put it under writeback again before that pass looks, and its
+	 * I/O, failing for its own lack of space (recorded for nobody but
+	 * it), gives an earlier write's blocks back once more after the
+	 * pass (a review saw fsync return 0 so with the data not on disk).
+	 * Each round needs another failed I/O: writers that keep failing
+	 * keep fsync going, as writers keep the kernel's. */
+	while (!ret && atomic_load(&inode->redirty_seq) != seq) {
+		seq = atomic_load(&inode->redirty_seq);
 		ret = wtio_writeback_range(inode, start, end, WB_SYNC, 0, 0);
 		wtio_wait_writeback_range(inode, start, end);
 	}
