@@ -18,6 +18,18 @@
 #include "flush_queue.h"
 #include "stats.h"
 
+/* Queued already: a flusher will find the inode's new dirty data on the
+ * list. One that took the inode off the queue re-checks nr_dirty after
+ * its pass, so a stale "queued" costs nothing. */
+static void dirty_queue_inode(struct wtio_ctx *ctx, struct wtio_inode *inode)
+{
+	if (atomic_load_explicit(&inode->wb_queued_hint, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&ctx->wb_lock);
+	wtio_wb_queue_inode(ctx, inode);
+	pthread_mutex_unlock(&ctx->wb_lock);
+}
+
 void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 {
 	struct wtio_ctx *ctx = inode->ctx;
@@ -40,14 +52,7 @@ void wtio_folio_mark_dirty(struct wtio_inode *inode, struct wtio_folio *folio)
 	if (old & FOLIO_ERROR)
 		atomic_fetch_add(&ctx->nr_dirty_error, inode->folio_units);
 
-	/* Queued already: a flusher will find this folio on the list. One
-	 * that took the inode off the queue re-checks nr_dirty after its
-	 * pass, so a stale "queued" costs nothing. */
-	if (atomic_load_explicit(&inode->wb_queued_hint, memory_order_acquire))
-		return;
-	pthread_mutex_lock(&ctx->wb_lock);
-	wtio_wb_queue_inode(ctx, inode);
-	pthread_mutex_unlock(&ctx->wb_lock);
+	dirty_queue_inode(ctx, inode);
 }
 
 /*
@@ -76,11 +81,7 @@ void wtio_folio_clear_error(struct wtio_inode *inode, struct wtio_folio *folio)
 		return;
 	atomic_fetch_sub(&ctx->nr_dirty_error, inode->folio_units);
 	/* The flushers let go of an inode holding only failed data. */
-	if (atomic_load_explicit(&inode->wb_queued_hint, memory_order_acquire))
-		return;
-	pthread_mutex_lock(&ctx->wb_lock);
-	wtio_wb_queue_inode(ctx, inode);
-	pthread_mutex_unlock(&ctx->wb_lock);
+	dirty_queue_inode(ctx, inode);
 }
 
 /*
