@@ -20,6 +20,7 @@
 #include "stats.h"
 #include "sync.h"
 #include "ioend.h"
+#include "dontcache_stream.h"
 
 /* WTIO_DSYNC: write the range, wait for it, then make it durable. seq:
  * the inode's err_seq before the write, to catch a flusher's error. */
@@ -110,6 +111,7 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	struct wtio_ctx *ctx = inode->ctx;
 	bool nowait = flags & WTIO_NOWAIT;
 	bool dsync = flags & WTIO_DSYNC;
+	bool stream = false;
 	uint64_t seq = dsync ? atomic_load(&inode->err_seq) : 0;
 	size_t len;
 	ssize_t fit;
@@ -118,13 +120,20 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	len = wtio_iov_length(iov, iovcnt);
 	if (!len)
 		return 0;
-	if ((flags & WTIO_DONTCACHE) && !dsync && !nowait) {
+	if ((flags & WTIO_DONTCACHE) && !dsync && !nowait)
+		stream = wtio_dc_stream_joins(file, off, len);
+	if (!stream && atomic_load_explicit(&file->dc_next,
+					    memory_order_relaxed) >= 0)
+		wtio_dc_stream_end(file, -1);
+	if ((flags & WTIO_DONTCACHE) && !dsync && !nowait && !stream) {
 		struct wtio_wb_ctl *wbc = wtio_wb_async_begin(inode);
 
 		if (wbc) {
 			fit = dontcache_write(inode, wbc, iov, iovcnt, off,
 					      len, flags);
 			wtio_wb_async_end(wbc);
+			if (fit > 0)
+				wtio_dc_stream_end(file, off + fit);
 			return fit;
 		}
 	}
@@ -136,12 +145,19 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	ret = write_copy(&w, iov, iovcnt, !dsync);
 	if (!w.done)
 		return ret;
-	if (flags & WTIO_DONTCACHE) {
+	if (stream) {
+		/* Written dirty, drop-behind: its writeback starts with the
+		 * stream's next whole unit, or when the stream ends. */
+		wtio_dc_stream_advance(file, off, w.done);
+		wtio_balance_dirty(ctx, flags & WTIO_ADAPTIVE);
+	} else if (flags & WTIO_DONTCACHE) {
 		/* Start writeback of the range at once; the folios leave
 		 * the cache as their I/O completes. An I/O error stays with
 		 * the folios and is reported by fsync. */
 		wtio_writeback_range(inode, off, off + (off_t)w.done, WB_ASYNC,
 				     0, 0);
+		if (!dsync && !nowait)
+			wtio_dc_stream_end(file, off + (off_t)w.done);
 	} else {
 		/* An adaptive writer never sleeps here: if it would, its
 		 * next write goes write-through (wtio_write_adapt). */

@@ -11,6 +11,7 @@
 #include "reserve.h"
 #include "ctx.h"
 #include "inode.h"
+#include "dontcache_stream.h"
 #include "size.h"
 #include "flush_queue.h"
 #include "sync.h"
@@ -131,6 +132,8 @@ int wtio_file_open(struct wtio_ctx *ctx, const char *path, int oflags,
 	file->next_dead = NULL;
 	atomic_store(&file->ra_next, 0);
 	atomic_store(&file->ra_window, 0);
+	atomic_store(&file->dc_next, -1);
+	atomic_store(&file->dc_run, -1);
 	file->default_flags = default_flags;
 	if (oflags & (O_DSYNC | O_SYNC))
 		file->default_flags |= WTIO_DSYNC;
@@ -252,6 +255,8 @@ int wtio_file_close(struct wtio_file *file)
 	int ret = 0, err;
 
 	atomic_store(&file->magic, WTIO_FILE_DEAD);
+	/* A DONTCACHE stream's last part starts now, not when it expires. */
+	wtio_dc_stream_end(file, -1);
 	if ((file->oflags & O_ACCMODE) != O_RDONLY)
 		ret = close_writable(inode, keep);
 	/* Data its failed write-back gave back dirty stays cached, as a

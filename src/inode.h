@@ -184,6 +184,10 @@ struct wtio_file {
 	/* Sequential readahead detection. */
 	_Atomic int64_t ra_next;	/* where a sequential read would go */
 	_Atomic uint32_t ra_window;	/* bytes */
+	/* A sequential DONTCACHE writer (dontcache_stream.c): where its
+	 * next write would begin, and where the data waiting for its
+	 * writeback to start begins (-1: none). */
+	_Atomic int64_t dc_next, dc_run;
 	struct wtio_file *next_dead;
 	struct wtio_file *next_all;
 };

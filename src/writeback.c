@@ -272,9 +272,13 @@ static uint64_t wb_batch_nowait(struct wtio_wb_ctl *wbc,
 	 * held then. Under writeback they stay as they are. */
 	for (i = 0; i < k; i++)
 		wtio_folio_unlock(v[i]);
+	/* Ours goes before the folio joins its ioend, which holds one of
+	 * its own (under writeback the folio stays as it is): an I/O that
+	 * completed before a later put would find it held and could not
+	 * drop it behind. */
 	for (i = 0; i < k; i++) {
-		wtio_ioend_add_folio(wbc, cur, v[i], ~0ull);
 		wtio_folio_put(ctx, v[i]);
+		wtio_ioend_add_folio(wbc, cur, v[i], ~0ull);
 	}
 	return (uint64_t)k;
 }
@@ -458,6 +462,10 @@ static void wait_writeback_range(struct wtio_inode *inode, int64_t start,
 		help = help && ctx->wb_reaper.chan;
 		for (i = 0; i < nr; i++) {
 			wb_wait_folio(ctx, v[i], help);
+			/* Its completion found it held (by us) and could not
+			 * drop it behind: we do, once clean. */
+			if (wtio_folio_test(v[i], FOLIO_DROPBEHIND))
+				wtio_folio_drop_behind(ctx, v[i]);
 			wtio_folio_put(ctx, v[i]);
 		}
 		pthread_mutex_lock(&inode->wb_list_lock);
