@@ -22,6 +22,7 @@ struct fsx {
 	uint64_t refused, cut;	/* --tight: writes refused, cut short */
 	uint32_t atomic_min, atomic_max;
 	uint8_t *buf, *buf2;	/* 2 * max_op + 64 each */
+	uint64_t dc_next;	/* where the last DONTCACHE write ended */
 };
 
 static uint64_t rnd(struct fsx *x)
@@ -236,12 +237,21 @@ static void do_write(struct fsx *x, enum fsx_op kind)
 		}
 		if (allowed(x, OP_DSYNC) && below(x, 4) == 0)
 			flags |= WTIO_DSYNC;
+		/* Half of them go on from where the last one ended: a
+		 * stream's, which the library gathers into large I/Os. */
+		if (x->dc_next && x->dc_next < x->o->max_len && below(x, 2)) {
+			off = x->dc_next;
+			if (len > x->o->max_len - off)
+				len = (size_t)(x->o->max_len - off);
+		}
 		break;
 	default:
 		break;
 	}
 	if (!x->o->posix && below(x, 16) == 0)
 		flags |= WTIO_NOWAIT;
+	if (flags & WTIO_DONTCACHE)
+		x->dc_next = off + len;
 	write_and_check(x, kind, off, len, flags);
 }
 
