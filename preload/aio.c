@@ -84,7 +84,7 @@ SHIM_API int lio_listio64(int mode, struct aiocb64 *const list[], int nent,
 
 SHIM_API int open_by_handle_at(int mount_fd, struct file_handle *h, int flags)
 {
-	int kflags = flags, fd, saved;
+	int kflags = flags, fd;
 
 	shim_resolve();
 	shim_init();
@@ -103,10 +103,7 @@ SHIM_API int open_by_handle_at(int mount_fd, struct file_handle *h, int flags)
 	}
 	if (fd < 0)
 		return fd;
-	saved = errno;
-	shim_adopt(fd, flags);
-	errno = saved;
-	return fd;
+	return shim_adopt_open(fd, flags);
 }
 
 /* liburing (opaque pointers: its header is not needed here). */

@@ -334,7 +334,7 @@ static const char *lease_why(int err)
 	}
 }
 
-void shim_adopt(int fd, int oflags)
+int shim_adopt(int fd, int oflags)
 {
 	int acc = oflags & O_ACCMODE, woflags, ret, lfd = -1, fl = -1;
 	bool reopen = false;
@@ -467,7 +467,7 @@ void shim_adopt(int fd, int oflags)
 	 * open cost a context switch per served file. */
 	if (real.fcntl(lfd, F_GETLEASE) != F_WRLCK)
 		shim_lease_kick();
-	return;
+	return 0;
 
 undo_truncated:
 	oflags &= ~O_TRUNC;
@@ -479,10 +479,28 @@ undo:
 	if (lfd >= 0)
 		shim_close_own(lfd);
 passthrough:
+	/* The truncation the open was asked for, which the kernel's open
+	 * refuses (an append-only or sealed file: EPERM) with no descriptor
+	 * made: so must this one. */
 	if ((oflags & O_TRUNC) && acc != O_RDONLY && fd >= 0) {
-		if (real.fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-			real.ftruncate(fd, 0);
+		if (real.fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+		    real.ftruncate(fd, 0) < 0)
+			return -errno;
 	}
+	return 0;
+}
+
+int shim_adopt_open(int fd, int oflags)
+{
+	int saved = errno, ret = shim_adopt(fd, oflags);
+
+	if (ret < 0) {
+		real.close(fd);
+		errno = -ret;
+		return -1;
+	}
+	errno = saved;
+	return fd;
 }
 
 struct shim_ofd *shim_inode_ofd(dev_t dev, ino_t inum)

@@ -65,9 +65,8 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 		fd = real.openat(dirfd, path, kflags, mode);
 	if (fd < 0)
 		return fd;
-	shim_adopt(fd, flags);
 	errno = saved;
-	return fd;
+	return shim_adopt_open(fd, flags);
 }
 
 #define MODE_ARG(flags, mode)					\

@@ -216,8 +216,13 @@ void fd_unblock(const int *blk, int n);
 int fd_dup_avoiding(int fd, int base);
 
 /* Serve an already opened real fd through wtio, or leave it alone.
- * oflags: the program's flags. Never fails the open. */
-void shim_adopt(int fd, int oflags);
+ * oflags: the program's flags. Fails (-errno; the caller closes fd and
+ * fails the open) only where the truncation O_TRUNC asks for is refused,
+ * as the kernel's open fails then. */
+int shim_adopt(int fd, int oflags);
+/* shim_adopt for an open that made fd: the open's result (fd, or -1 with
+ * errno where the adoption failed it, fd closed). */
+int shim_adopt_open(int fd, int oflags);
 /* The served inode of (dev, ino), locked registry; size through wtio. */
 bool shim_inode_size(dev_t dev, ino_t ino, off_t *size);
 /* stat.c: wtio's size of (dev, ino), served here or by the holder.

@@ -149,12 +149,8 @@ static long do_openat2(int dirfd, const char *path,
 	if ((flags & O_ACCMODE) != O_RDONLY)
 		k->flags &= ~(uint64_t)O_TRUNC;
 	fd = raw6(SYS_openat2, dirfd, (long)path, (long)k, (long)size, 0, 0);
-	if (fd >= 0) {
-		int saved = errno;
-
-		shim_adopt((int)fd, flags);
-		errno = saved;
-	}
+	if (fd >= 0)
+		return shim_adopt_open((int)fd, flags);
 	return fd;
 }
 
