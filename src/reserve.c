@@ -16,7 +16,8 @@
  * (an existing file's data; nothing, without a call, for a file empty
  * at open), then what we allocated. A write inside it costs nothing; an
  * append extends it in chunks ahead (like XFS's speculative
- * preallocation: an eighth of the file, 1 MiB to 64 MiB), so a stream of
+ * preallocation: an eighth of the file, 1 MiB to 64 MiB, at most a 64th
+ * of the free space: resv_chunk_room), so a stream of
  * 4 KiB appends pays one fallocate per chunk; below 64 KiB the chunk is
  * the file's size, so a small file written whole reserves only itself. Not for DSYNC
  * writes: each one sets the exact size, which would free the chunk again
@@ -85,6 +86,7 @@
 #include <linux/fs.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/vfs.h>
 
 #include "reserve.h"
 #include "reserve_map.h"
@@ -272,6 +274,28 @@ static void resv_trunc_past(struct wtio_inode *inode, int64_t size)
 		wtio_sys_ftruncate(inode->fd, size);
 }
 
+/*
+ * A chunk ahead is space no other program can have: XFS gives its own
+ * speculative preallocation back to whoever runs out of space, wtio's
+ * only to its own context (resv_trim_others) or at close. So, as XFS
+ * shrinks its preallocation as free space runs low, a chunk takes at
+ * most a 64th of the space still free (none below a MiB): a file that
+ * stops growing and stays open holds little of what another writer
+ * needs. One fstatfs per chunk, not per write.
+ */
+static int64_t resv_chunk_room(struct wtio_inode *inode, int64_t chunk)
+{
+	struct statfs sfs;
+	int64_t room;
+
+	if (fstatfs(inode->fd, &sfs) < 0)
+		return chunk;
+	room = (int64_t)((uint64_t)sfs.f_bavail * (uint64_t)sfs.f_bsize / 64);
+	if (room < chunk)
+		chunk = room >= RESV_AHEAD_MIN ? room & ~(RESV_AHEAD_MIN - 1) : 0;
+	return chunk;
+}
+
 /* A write from a, past the end of the chunk reserved ahead of appends,
  * leaves a hole over it: give the chunk back, as the kernel leaves no
  * blocks there (dd conv=sparse, a seek past the end). */
@@ -405,8 +429,9 @@ ssize_t wtio_reserve_write(struct wtio_inode *inode, int64_t off, size_t len,
 			chunk = RESV_AHEAD_MIN;
 		if (chunk > RESV_AHEAD_MAX)
 			chunk = RESV_AHEAD_MAX;
-		want = (b + chunk + RESV_AHEAD_MIN - 1) &
-		       ~(RESV_AHEAD_MIN - 1);
+		chunk = resv_chunk_room(inode, chunk);
+		want = chunk ? (b + chunk + RESV_AHEAD_MIN - 1) &
+			       ~(RESV_AHEAD_MIN - 1) : b;
 	}
 	err = resv_falloc(inode, cur, want - cur);
 	if (err == -EOPNOTSUPP || err == -ENOSYS) {

@@ -17,12 +17,21 @@
  *    the file: 14 MiB allocated for 800 KiB written at a 64 KiB stride,
  *    1.1 GB for 400 KiB at 16 MiB on tmpfs.
  *
+ * 3. A growing file still open (100 MiB appended in 1 MiB write-back
+ *    writes, in a 512 MiB filesystem): what it holds past its data is at
+ *    most a 64th of the space left free, and a MiB. The chunk reserved
+ *    ahead was an eighth of the file (13 MiB), space no other program
+ *    could have until the close (hostile review: a bare writer filling
+ *    the filesystem got 124 MiB beside such a file, 137 beside a bare
+ *    one).
+ *
  * Blocks are counted with fstat (st_blocks) after close, with 64 KiB of
  * slack for the filesystem's own metadata blocks (ext4 counts its extent
  * tree's blocks in st_blocks). Skips (77) a filesystem whose loop image
  * cannot be mounted; a part that ran and failed fails the test.
  */
 #include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "helpers.h"
 #include "xfs_loop.h"
@@ -76,6 +85,54 @@ static void write_and_count(const char *fs, unsigned int m, int64_t stride,
 	       fs, mode_names[m], what, (long long)got);
 }
 
+static void growing_holds_little(const char *fs, unsigned int m)
+{
+	static uint8_t buf[1 << 20];
+	struct wtio_config cfg;
+	struct wtio_ctx *ctx;
+	struct wtio_file *f;
+	struct statfs sfs;
+	char path[256];
+	int64_t data = 100ll << 20, held, bound, free0;
+	int i;
+
+	/* All of it cached and dirty: a flusher's write-back that sets
+	 * the backing file's size frees what lies past it (XFS), which
+	 * would hide the chunk. */
+	wtio_config_init(&cfg);
+	cfg.cache_size = 256ull << 20;
+	cfg.dirty_background_ratio = 85;
+	cfg.dirty_ratio = 90;
+	cfg.dirty_expire_ms = 600000;
+	ctx = t_ctx_create_or_skip(&cfg);
+	xl_path(path, sizeof(path), "growing");
+	f = t_open(ctx, path, O_RDWR | O_CREAT | O_TRUNC);
+	CHECK(statfs(path, &sfs) == 0);
+	free0 = (int64_t)sfs.f_bavail * (int64_t)sfs.f_bsize;
+	memset(buf, 'g', sizeof(buf));
+	for (i = 0; i < 100; i++)
+		CHECK_EQ(wtio_pwrite(f, buf, sizeof(buf),
+				     (off_t)i * (off_t)sizeof(buf), modes[m]),
+			 (long long)sizeof(buf));
+	/* What other programs lost: the free space's fall past the data
+	 * (st_blocks does not show ext4's blocks past a backing file's end
+	 * that nothing was written to yet). */
+	CHECK(statfs(path, &sfs) == 0);
+	held = free0 - (int64_t)sfs.f_bavail * (int64_t)sfs.f_bsize - data;
+	/* The chunk was taken when the free space had it too. */
+	bound = (free0 - data) / 64 + (1 << 20) + SLACK;
+	CHECKF(held <= bound,
+	       "%s, %s: a growing file open holds %lld bytes past its %lld, "
+	       "more than %lld", fs, mode_names[m], (long long)held,
+	       (long long)data, (long long)bound);
+	printf("  %s, %s, 100 MiB appended, open: %lld bytes held past the "
+	       "data (at most %lld): ok\n", fs, mode_names[m], (long long)held,
+	       (long long)bound);
+	CHECK_OK(wtio_close(f));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	unlink(path);
+}
+
 static int run_fs(const char *fstype, const char *tag, const char *opts)
 {
 	unsigned int m;
@@ -101,6 +158,8 @@ static int run_fs(const char *fstype, const char *tag, const char *opts)
 			write_and_count(fstype, m, 4 << 20, 40,
 					"40 blocks 4 MiB apart");
 	}
+	growing_holds_little(fstype, 0);
+	growing_holds_little(fstype, 1);
 	xl_cleanup();
 	return 1;
 }
