@@ -91,7 +91,8 @@ SHIM_API int open_by_handle_at(int mount_fd, struct file_handle *h, int flags)
 	if (shim_cfg.disabled || (flags & O_PATH))
 		return (int)syscall(SYS_open_by_handle_at, mount_fd, h, flags);
 	kflags &= ~O_DIRECT;
-	if ((flags & O_ACCMODE) != O_RDONLY)
+	if ((flags & O_ACCMODE) != O_RDONLY &&
+	    (flags & O_ACCMODE) != O_ACCMODE)
 		kflags &= ~O_TRUNC;
 	/* not through syscall(), which comes back here */
 	{

@@ -482,7 +482,8 @@ passthrough:
 	/* The truncation the open was asked for, which the kernel's open
 	 * refuses (an append-only or sealed file: EPERM) with no descriptor
 	 * made: so must this one. */
-	if ((oflags & O_TRUNC) && acc != O_RDONLY && fd >= 0) {
+	if ((oflags & O_TRUNC) && (acc == O_WRONLY || acc == O_RDWR) &&
+	    fd >= 0) {
 		if (real.fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
 		    real.ftruncate(fd, 0) < 0)
 			return -errno;

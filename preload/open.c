@@ -49,7 +49,10 @@ int shim_openat(int dirfd, const char *path, int flags, mode_t mode)
 	}
 	kflags &= ~O_DIRECT;
 	fd = -1;
-	if ((flags & O_ACCMODE) != O_RDONLY) {
+	/* Access mode 3 (no reading or writing, for ioctls) truncates in
+	 * the kernel's open too, and is never served: the kernel does it. */
+	if ((flags & O_ACCMODE) != O_RDONLY &&
+	    (flags & O_ACCMODE) != O_ACCMODE) {
 		kflags &= ~O_TRUNC;
 		/* A file this open creates has nothing to truncate (the
 		 * kernel skips it): ask for the creation alone first, and

@@ -146,7 +146,8 @@ static long do_openat2(int dirfd, const char *path,
 			    (long)size, 0, 0);
 	memcpy(buf, how, size);
 	k->flags &= ~(uint64_t)O_DIRECT;
-	if ((flags & O_ACCMODE) != O_RDONLY)
+	if ((flags & O_ACCMODE) != O_RDONLY &&
+	    (flags & O_ACCMODE) != O_ACCMODE)
 		k->flags &= ~(uint64_t)O_TRUNC;
 	fd = raw6(SYS_openat2, dirfd, (long)path, (long)k, (long)size, 0, 0);
 	if (fd >= 0)
