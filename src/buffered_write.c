@@ -122,8 +122,10 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 		return 0;
 	if ((flags & WTIO_DONTCACHE) && !dsync && !nowait)
 		stream = wtio_dc_stream_joins(file, off, len);
-	if (!stream && atomic_load_explicit(&file->dc_next,
-					    memory_order_relaxed) >= 0)
+	/* Not from a NOWAIT write: starting writeback may wait (a full
+	 * ring, the size-change gate). What waits stays dirty meanwhile. */
+	if (!stream && !nowait && atomic_load_explicit(&file->dc_next,
+						       memory_order_relaxed) >= 0)
 		wtio_dc_stream_end(file, -1);
 	if ((flags & WTIO_DONTCACHE) && !dsync && !nowait && !stream) {
 		struct wtio_wb_ctl *wbc = wtio_wb_async_begin(inode);
