@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* version.c - run-time version checks and error text. */
+#include <limits.h>
 #include <string.h>
 
 #include "export.h"
@@ -23,6 +24,9 @@ WTIO_EXPORT const char *wtio_strerror(int err)
 {
 	const char *s;
 
+	/* -INT_MIN does not exist: no errno is that large anyway. */
+	if (err == INT_MIN)
+		return "Unknown error";
 	if (err > 0)
 		err = -err;
 	/* strerrordesc_np is thread safe and never formats into a buffer. */
