@@ -53,6 +53,26 @@ static void check_disk_prefix(const char *path, const uint8_t *shadow,
 	free(d);
 }
 
+/* Close f: nothing dirty, the cache back to where it was (a), nothing
+ * evicted for the stream, the disk equal to the shadow. Returns the
+ * stats after. */
+static struct wtio_stats close_left_nothing(struct wtio_ctx *ctx,
+					    struct wtio_file *f,
+					    const struct wtio_stats *a,
+					    const char *path,
+					    const uint8_t *shadow, size_t size)
+{
+	struct wtio_stats b;
+
+	CHECK_OK(wtio_close(f));
+	b = t_stats(ctx);
+	CHECK_EQ(b.dirty_folios, 0);
+	CHECK_EQ(b.cached_folios, a->cached_folios);
+	CHECK_EQ(b.evictions, a->evictions);
+	t_check_disk_equals(path, shadow, size);
+	return b;
+}
+
 static void stream_psync(void)
 {
 	struct wtio_ctx *ctx = mk_ctx(WTIO_BACKEND_PSYNC);
@@ -86,16 +106,11 @@ static void stream_psync(void)
 	CHECKF(b.write_ios - a.write_ios <= 1 + size / MIB,
 	       "%llu write I/Os for %zu bytes in %u writes",
 	       (unsigned long long)(b.write_ios - a.write_ios), size, n);
-	CHECK_OK(wtio_close(f));
-	b = t_stats(ctx);
-	CHECK_EQ(b.dirty_folios, 0);
-	CHECK_EQ(b.cached_folios, a.cached_folios);
+	b = close_left_nothing(ctx, f, &a, path, shadow, size);
 	CHECKF(b.dropbehind_folios - a.dropbehind_folios == size / FS,
 	       "dropped %llu folios of %zu",
 	       (unsigned long long)(b.dropbehind_folios - a.dropbehind_folios),
 	       size / FS);
-	CHECK_EQ(b.evictions, a.evictions);
-	t_check_disk_equals(path, shadow, size);
 	printf("stream of %u 128 KiB DONTCACHE writes: %llu write I/Os, on "
 	       "disk unit by unit, all dropped behind\n", n,
 	       (unsigned long long)(b.write_ios - a.write_ios));
@@ -162,18 +177,13 @@ static void stream_default_backend(void)
 		off += (off_t)len;
 		i++;
 	}
-	CHECK_OK(wtio_close(f));
-	b = t_stats(ctx);
-	CHECK_EQ(b.dirty_folios, 0);
-	CHECK_EQ(b.cached_folios, a.cached_folios);
-	CHECK_EQ(b.evictions, a.evictions);
+	b = close_left_nothing(ctx, f, &a, path, shadow, size);
 	/* About one I/O a MiB (a unit can cut a folio's blocks in two
 	 * I/Os at most), far below one a write. */
 	CHECKF(b.write_ios - a.write_ios <= 2 * (size / MIB) + 4 &&
 	       b.write_ios - a.write_ios < i / 2,
 	       "%llu write I/Os for %zu bytes in %u writes",
 	       (unsigned long long)(b.write_ios - a.write_ios), size, i);
-	t_check_disk_equals(path, shadow, size);
 	printf("default backend: %u odd DONTCACHE writes, %llu write I/Os, "
 	       "nothing left cached\n", i,
 	       (unsigned long long)(b.write_ios - a.write_ios));
