@@ -30,27 +30,19 @@ static uint8_t w1buf[4096], w2buf[4096], gbuf[4096];
 static _Atomic int d1, d2, ds, dg;
 static int r_sync;
 
-static void *th_g(void *arg)
-{
-	(void)arg;
-	wtio_pwrite(f, gbuf, 4096, 32768, WTIO_WRITETHROUGH);
-	atomic_store(&dg, 1);
-	return NULL;
-}
+/* A write-through write of one block by a thread of its own. */
+struct wt_job {
+	uint8_t *buf;
+	off_t off;
+	_Atomic int *done;
+};
 
-static void *th_w1(void *arg)
+static void *th_write(void *arg)
 {
-	(void)arg;
-	wtio_pwrite(f, w1buf, 4096, 4096, WTIO_WRITETHROUGH);
-	atomic_store(&d1, 1);
-	return NULL;
-}
+	struct wt_job *j = arg;
 
-static void *th_w2(void *arg)
-{
-	(void)arg;
-	wtio_pwrite(f, w2buf, 4096, 4096, WTIO_WRITETHROUGH);
-	atomic_store(&d2, 1);
+	wtio_pwrite(f, j->buf, 4096, j->off, WTIO_WRITETHROUGH);
+	atomic_store(j->done, 1);
 	return NULL;
 }
 
@@ -81,6 +73,8 @@ static void round_once(int round)
 	uint8_t *old = t_malloc(flen), *a = t_malloc(4096), *disk;
 	struct wtio_ctx *ctx;
 	pthread_t t1, t2, ts, tg;
+	struct wt_job jg = { gbuf, 32768, &dg }, j1 = { w1buf, 4096, &d1 },
+		      j2 = { w2buf, 4096, &d2 };
 	size_t dlen;
 	int i;
 
@@ -95,13 +89,13 @@ static void round_once(int round)
 	f = t_open(ctx, fp, O_RDWR);
 	CHECK_EQ(wtio_pwrite(f, a, 4096, 0, 0), 4096);
 	CHECK_OK(wtio_fault_add_rule(fault, &nospc));
-	CHECK_OK(pthread_create(&tg, NULL, th_g, NULL));
+	CHECK_OK(pthread_create(&tg, NULL, th_write, &jg));
 	CHECK_OK(wtio_fault_wait_held(fault, 1, 5000));	/* hold 0: G */
-	CHECK_OK(pthread_create(&t1, NULL, th_w1, NULL));
+	CHECK_OK(pthread_create(&t1, NULL, th_write, &j1));
 	CHECK_OK(wtio_fault_wait_held(fault, 2, 5000));	/* hold 1: W1, with A */
 	CHECK_OK(pthread_create(&ts, NULL, th_sync, NULL));
 	usleep(100000);			/* the fsync waits: F, then G */
-	CHECK_OK(pthread_create(&t2, NULL, th_w2, NULL));
+	CHECK_OK(pthread_create(&t2, NULL, th_write, &j2));
 	usleep(100000);			/* W2 waits for F's writeback */
 	wtio_fault_release_one(fault, 1, -1);	/* W1: out of space */
 	for (i = 0; i < 500 && !atomic_load(&d1); i++) {
