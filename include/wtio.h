@@ -194,14 +194,15 @@ struct wtio_config {
 /*
  * Large folios for files that are streamed (a later 0.2; an earlier
  * library refuses the bit with -EINVAL): a file whose cache is empty
- * when a read or write of at least 16 * folio_size bytes (halved until
- * at most 1 MiB and max_io_size) starts gets folios of that size; one
- * whose cache is empty when a smaller I/O starts gets folio_size ones. A
- * file keeps its folio size while any of its data is cached. Both sizes
+ * when a read or write of len bytes starts gets folios of the largest
+ * power of two not above len, at least folio_size and at most the large
+ * size, 16 * folio_size (halved until at most 1 MiB and max_io_size). A
+ * file keeps its folio size while any of its data is cached. All sizes
  * share the one budget (memory moves between them as the kernel's page
  * cache moves between folio orders; the budget is rounded down to whole
- * large folios), so a stream's large I/Os are not cut into 4 KiB folios
- * and a random 4 KiB writer does not pay for 64 KiB ones. Only in a
+ * large folios), so a stream's large I/Os are not cut into 4 KiB folios,
+ * a random 16 KiB writer gets 16 KiB ones and a random 4 KiB writer does
+ * not pay for 64 KiB ones. Only in a
  * cache of at least 64 large folios (a smaller one keeps folio_size for
  * every file). Off by default; the environment variable
  * WTIO_LARGE_FOLIOS, read when a context is created, sets (1) or clears

@@ -48,18 +48,21 @@ static void peek_prefetch(struct wtio_ctx *ctx, const struct wtio_folio *f,
 /*
  * The bytes the caller's copy may take from f's data: the caller's span
  * comes from the file's folio size, which may have changed since it
- * looked (folio_size.c), so the folio found can be of the other size. A
- * descriptor at the start of a chunk may be a large folio, any other is
- * one unit, whatever it holds now: a copy within this stays inside the
- * arena (it reads another folio's bytes at worst, which the i_wseq check
- * throws away), and one of a large span out of a folio in the arena's
- * last unit would run off its end.
+ * looked (folio_size.c), so the folio found can be of another size. A
+ * folio of 2^k units starts at a unit that is a multiple of 2^k within
+ * its chunk, so a descriptor at the start of a chunk may be a large
+ * folio and one at unit p of it at most 2^ctz(p) units, whatever it
+ * holds now: a copy within this stays inside the arena (it reads
+ * another folio's bytes at worst, which the i_wseq check throws away),
+ * and one of a large span out of a folio in the arena's last unit
+ * would run off its end.
  */
 static uint32_t peek_room(const struct wtio_ctx *ctx,
 			  const struct wtio_folio *f)
 {
-	return ((uint64_t)(f - ctx->folios) & (ctx->chunk_units - 1)) ?
-	       ctx->folio_size : ctx->large_size;
+	uint64_t p = (uint64_t)(f - ctx->folios) & (ctx->chunk_units - 1);
+
+	return p ? ctx->folio_size << __builtin_ctzll(p) : ctx->large_size;
 }
 
 static bool peek_is(struct wtio_folio *f, struct wtio_inode *inode,

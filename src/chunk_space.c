@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * chunk_space.c - the free space of the arena, by chunk: a stack of
- * free chunks, and a list of split chunks with a free unit, each with a
- * mask of its free units (docs/DESIGN.md, "A file's folio size").
+ * free chunks, and per folio size a list of the chunks split into folios
+ * of that size with a free slot, each with a mask of its free slots
+ * (docs/DESIGN.md, "A file's folio size").
  */
 #include <stdlib.h>
 
@@ -20,7 +21,8 @@ int wtio_chunks_init(struct wtio_ctx *ctx)
 		return -1;
 	/* Free chunks stacked in address order, so that a fresh cache
 	 * hands out consecutive memory. */
-	ctx->partial_chunks = WTIO_CHUNK_NONE;
+	for (i = 0; i < WTIO_CHUNK_CLASSES; i++)
+		ctx->partial_chunks[i] = WTIO_CHUNK_NONE;
 	ctx->free_chunks = WTIO_CHUNK_NONE;
 	for (i = ctx->nr_chunks; i-- > 0;) {
 		ctx->chunks[i].state = WTIO_CHUNK_FREE;
@@ -39,12 +41,13 @@ void wtio_chunks_exit(struct wtio_ctx *ctx)
 static void partial_add(struct wtio_ctx *ctx, uint64_t c)
 {
 	struct wtio_chunk *ch = &ctx->chunks[c];
+	uint64_t *head = &ctx->partial_chunks[ch->cls];
 
 	ch->prev = WTIO_CHUNK_NONE;
-	ch->next = ctx->partial_chunks;
+	ch->next = *head;
 	if (ch->next != WTIO_CHUNK_NONE)
 		ctx->chunks[ch->next].prev = c;
-	ctx->partial_chunks = c;
+	*head = c;
 }
 
 static void partial_del(struct wtio_ctx *ctx, uint64_t c)
@@ -54,7 +57,7 @@ static void partial_del(struct wtio_ctx *ctx, uint64_t c)
 	if (ch->prev != WTIO_CHUNK_NONE)
 		ctx->chunks[ch->prev].next = ch->next;
 	else
-		ctx->partial_chunks = ch->next;
+		ctx->partial_chunks[ch->cls] = ch->next;
 	if (ch->next != WTIO_CHUNK_NONE)
 		ctx->chunks[ch->next].prev = ch->prev;
 }
@@ -66,9 +69,12 @@ static void chunk_push_free(struct wtio_ctx *ctx, uint64_t c)
 	ctx->free_chunks = c;
 }
 
-static uint64_t chunk_all(const struct wtio_ctx *ctx)
+/* Every slot of a chunk split into folios of 1 << cls units. */
+static uint64_t chunk_all(const struct wtio_ctx *ctx, uint32_t cls)
 {
-	return ctx->chunk_units == 64 ? ~0ull : (1ull << ctx->chunk_units) - 1;
+	uint32_t slots = ctx->chunk_units >> cls;
+
+	return slots == 64 ? ~0ull : (1ull << slots) - 1;
 }
 
 void wtio_chunks_put(struct wtio_ctx *ctx, struct wtio_folio *folio)
@@ -84,21 +90,25 @@ void wtio_chunks_put(struct wtio_ctx *ctx, struct wtio_folio *folio)
 	}
 	if (!ch->free_mask)
 		partial_add(ctx, c);
-	ch->free_mask |= 1ull << (u & (ctx->chunk_units - 1));
-	if (ch->free_mask == chunk_all(ctx)) {
+	ch->free_mask |= 1ull << ((u & (ctx->chunk_units - 1)) >> ch->cls);
+	if (ch->free_mask == chunk_all(ctx, ch->cls)) {
 		partial_del(ctx, c);
 		chunk_push_free(ctx, c);
 	}
 }
 
-/* Small folios fill split chunks before a free chunk is split, which
- * keeps whole chunks for large folios. */
+/* Folios smaller than a chunk fill split chunks of their size before a
+ * free chunk is split, which keeps whole chunks for large folios and
+ * for the other sizes. */
 struct wtio_folio *wtio_chunks_take(struct wtio_ctx *ctx, uint32_t units)
 {
-	uint64_t c = ctx->partial_chunks, u;
+	uint32_t cls = (uint32_t)__builtin_ctz(units);
+	uint64_t c, u;
 	struct wtio_chunk *ch;
 
-	if (units == ctx->chunk_units || c == WTIO_CHUNK_NONE) {
+	c = units == ctx->chunk_units ? WTIO_CHUNK_NONE :
+					 ctx->partial_chunks[cls];
+	if (c == WTIO_CHUNK_NONE) {
 		c = ctx->free_chunks;
 		if (c == WTIO_CHUNK_NONE)
 			return NULL;
@@ -110,11 +120,12 @@ struct wtio_folio *wtio_chunks_take(struct wtio_ctx *ctx, uint32_t units)
 			goto out;
 		}
 		ch->state = WTIO_CHUNK_SPLIT;
-		ch->free_mask = chunk_all(ctx);
+		ch->cls = cls;
+		ch->free_mask = chunk_all(ctx, cls);
 		partial_add(ctx, c);
 	}
 	ch = &ctx->chunks[c];
-	u = (uint64_t)__builtin_ctzll(ch->free_mask);
+	u = (uint64_t)__builtin_ctzll(ch->free_mask) << cls;
 	ch->free_mask &= ch->free_mask - 1;
 	if (!ch->free_mask)
 		partial_del(ctx, c);
@@ -129,5 +140,5 @@ bool wtio_chunks_available(struct wtio_ctx *ctx, uint32_t units)
 {
 	return ctx->free_chunks != WTIO_CHUNK_NONE ||
 	       (units < ctx->chunk_units &&
-		ctx->partial_chunks != WTIO_CHUNK_NONE);
+		ctx->partial_chunks[__builtin_ctz(units)] != WTIO_CHUNK_NONE);
 }

@@ -15,7 +15,8 @@ struct wtio_folio;
 /* Every chunk free; 0, or -1 without memory. */
 int wtio_chunks_init(struct wtio_ctx *ctx);
 void wtio_chunks_exit(struct wtio_ctx *ctx);
-/* A folio of units (1 or ctx->chunk_units) off the free space, or NULL. */
+/* A folio of units (a power of two up to ctx->chunk_units) off the free
+ * space, or NULL. */
 struct wtio_folio *wtio_chunks_take(struct wtio_ctx *ctx, uint32_t units);
 /* Give a folio's units back: a split chunk whose last unit comes back
  * is free again, for a large folio. */

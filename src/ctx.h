@@ -40,10 +40,13 @@ struct wtio_slot_pool;
 /* A chunk of the arena (cache.c), under ctx->free_lock. */
 #define WTIO_CHUNK_NONE UINT64_MAX
 enum wtio_chunk_state { WTIO_CHUNK_FREE, WTIO_CHUNK_SPLIT, WTIO_CHUNK_WHOLE };
+/* Split chunks hold folios of one size: 1 << cls units. */
+#define WTIO_CHUNK_CLASSES 6
 struct wtio_chunk {
-	uint64_t free_mask;		/* SPLIT: its free units */
+	uint64_t free_mask;		/* SPLIT: its free slots of 1 << cls */
 	uint64_t prev, next;		/* partial list; next: free stack */
 	uint32_t state;
+	uint32_t cls;			/* SPLIT: log2 of its folios' units */
 };
 
 /* The index: one hash table per context with striped locks, so many
@@ -69,8 +72,9 @@ struct wtio_ctx {
 	uint32_t folio_size;
 	uint32_t folio_shift;
 	/* A chunk: chunk_units consecutive units, either one large folio
-	 * (a file given large folios, folio_size.c) or split into small
-	 * ones. chunk_units is 1 without WTIO_CONFIG_LARGE_FOLIOS. */
+	 * (a file given large folios, folio_size.c) or split into folios
+	 * of one smaller power-of-two size. chunk_units is 1 without
+	 * WTIO_CONFIG_LARGE_FOLIOS. */
 	uint32_t chunk_units;
 	uint32_t chunk_shift;		/* log2(chunk_units) */
 	uint32_t large_size;		/* folio_size * chunk_units */
@@ -91,7 +95,8 @@ struct wtio_ctx {
 	struct wtio_chunk *chunks;
 	uint64_t nr_chunks;
 	uint64_t free_chunks;		/* stack of free chunks, via next */
-	uint64_t partial_chunks;	/* split chunks with a free unit */
+	/* Split chunks with a free slot, one list per folio size. */
+	uint64_t partial_chunks[WTIO_CHUNK_CLASSES];
 	uint64_t nr_free;		/* units */
 	pthread_mutex_t evict_lock;
 	uint64_t clock_hand;

@@ -76,8 +76,9 @@ struct wtio_folio {
 	struct wtio_folio_link d_link;	/* inode's dirty list, dirty_lock */
 	struct wtio_folio_link w_link;	/* under writeback, wb_list_lock */
 	uint64_t wb_seq;		/* inode's wb_seq at its last writeback start */
-	/* Units of the arena it spans (1, or ctx->chunk_units for a large
-	 * folio): set when allocated, read when freed. */
+	/* Units of the arena it spans (a power of two up to
+	 * ctx->chunk_units, a whole chunk for a large folio): set when
+	 * allocated, read when freed. */
 	uint32_t units;
 	uint64_t dirtied_ns;		/* when it became dirty */
 

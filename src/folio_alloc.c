@@ -34,6 +34,37 @@ static struct wtio_folio *folio_pop_free(struct wtio_ctx *ctx,
 	return f;
 }
 
+/* Under its lock, also where only a decision to sleep hangs on it: an
+ * unlocked peek is a data race (free_lock is innermost). */
+static bool folio_space_for(struct wtio_ctx *ctx, uint32_t units)
+{
+	bool avail;
+
+	pthread_mutex_lock(&ctx->free_lock);
+	avail = wtio_chunks_available(ctx, units);
+	pthread_mutex_unlock(&ctx->free_lock);
+	return avail;
+}
+
+/*
+ * Make room for a folio of units; whether anything was evicted. A large
+ * folio needs a whole chunk (the chunk hand). A smaller one takes what
+ * the unit hand frees when folios of its size are among it (a file's
+ * folios all have one size, so its own old ones usually are); when they
+ * are not, a whole chunk, or it could evict every small folio of the
+ * cache before one of its size came free.
+ */
+static bool folio_reclaim(struct wtio_ctx *ctx, uint32_t units)
+{
+	if (units > 1 && units == ctx->chunk_units)
+		return wtio_reclaim_chunk(ctx);
+	if (!wtio_reclaim(ctx, 32))
+		return units > 1 && wtio_reclaim_chunk(ctx);
+	if (units > 1 && !folio_space_for(ctx, units))
+		wtio_reclaim_chunk(ctx);
+	return true;
+}
+
 /*
  * A free folio of the given units, locked, with one reference (the
  * caller's). When the budget is used up: evict clean folios; when none
@@ -45,7 +76,6 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 {
 	unsigned int stalls = 0;
 	struct wtio_folio *f;
-	bool large = units > 1 && units == ctx->chunk_units;
 
 	for (;;) {
 		bool avail;
@@ -55,7 +85,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 			break;
 		if (!may_evict)
 			return NULL;
-		if (large ? wtio_reclaim_chunk(ctx) : wtio_reclaim(ctx, 32))
+		if (folio_reclaim(ctx, units))
 			continue;
 		if (!wait)
 			return NULL;
@@ -83,9 +113,7 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 		atomic_fetch_add(&ctx->space_waiters, 1);
 		/* Only decides whether to sleep, but read it under its lock:
 		 * an unlocked peek is a data race (free_lock is innermost). */
-		pthread_mutex_lock(&ctx->free_lock);
-		avail = wtio_chunks_available(ctx, units);
-		pthread_mutex_unlock(&ctx->free_lock);
+		avail = folio_space_for(ctx, units);
 		if (!avail) {
 			struct timespec ts;
 			/* Space comes back as writeback ends, and some may

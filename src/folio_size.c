@@ -86,7 +86,9 @@ void wtio_inode_pick_folio_size(struct wtio_inode *inode, size_t len)
 
 	if (ctx->chunk_units == 1)
 		return;
-	want = len >= ctx->large_size ? ctx->large_size : ctx->folio_size;
+	want = len >= ctx->large_size ? ctx->large_size :
+	       len <= ctx->folio_size ? ctx->folio_size :
+	       round_down_pow2((uint32_t)len);
 	if (atomic_load_explicit(&inode->folio_size, memory_order_relaxed) ==
 	    want ||
 	    atomic_load_explicit(&inode->nr_pages, memory_order_relaxed))

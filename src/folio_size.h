@@ -20,8 +20,9 @@ struct wtio_inode;
 int wtio_inode_set_shape(struct wtio_inode *inode, uint32_t folio_size,
 			 bool first);
 /* With WTIO_CONFIG_LARGE_FOLIOS: an I/O of len bytes about to start
- * picks the file's folio size when it has no folio cached (large for an
- * I/O of a large folio or more, else the context's). Never waits. */
+ * picks the file's folio size when it has no folio cached: the largest
+ * power of two not above len, from the context's folio size up to a
+ * large folio. Never waits. */
 void wtio_inode_pick_folio_size(struct wtio_inode *inode, size_t len);
 
 #endif /* WTIO_FOLIO_SIZE_H */

@@ -21,9 +21,15 @@
  *     keeps the context's folio size.
  *  5. Threads: a reader checks 4 KiB reads of a file with a known pattern
  *     (lockless hits included) while two others make its folio size
- *     change back and forth (DONTCACHE reads of 1 MiB and of 4 KiB leave
- *     its cache empty between them). A hit that used a folio index of
- *     the other size would return another offset's bytes.
+ *     change back and forth (DONTCACHE reads of 1 MiB, 8 KiB and 4 KiB
+ *     leave its cache empty between them). A hit that used a folio
+ *     index of another size would return another offset's bytes.
+ *  6. Sizes between: a file's first I/O of 8, 16, 20 or 32 KiB gives it
+ *     folios of 8, 16, 16, 32 KiB; five files of five sizes in a 4 MiB
+ *     cache take random writes and reads of random lengths (every read
+ *     checked against a shadow), and once closed the cache holds
+ *     nothing and a file of large folios can fill it again (a slot of
+ *     one size lost, or a chunk kept split, fails there).
  */
 #include <pthread.h>
 
@@ -360,8 +366,8 @@ static void part_race(void)
 		rc[i].len = len;
 		rc[i].seed = 100 + (uint64_t)i;
 	}
-	/* Reads of 1 MiB (a quarter) pick 64 KiB folios, the others 4 KiB
-	 * ones; DONTCACHE leaves the cache empty between them, and every
+	/* Reads of 1 MiB (a quarter) pick 64 KiB folios, the others 8 KiB
+	 * (reader 0) or 4 KiB ones; DONTCACHE leaves the cache empty between them, and every
 	 * read first tries hits (lockless or not) on what the others have
 	 * cached for the moment. */
 	rc[0].rlen = 8192;
@@ -399,6 +405,81 @@ static void part_race(void)
 	free(d);
 }
 
+static void part_between(uint64_t seed)
+{
+	static const struct { size_t first; uint32_t want; } c[] = {
+		{ 4096, 4096 }, { 8192, 8192 }, { 16384, 16384 },
+		{ 20480, 16384 }, { 32768, 32768 },
+	};
+	enum { NF = sizeof(c) / sizeof(c[0]) };
+	struct wtio_ctx *ctx = make_ctx(4 * MIB);
+	size_t flen = 2 * MIB;
+	uint8_t *shadow[NF], *buf = t_malloc(MIB);
+	const char *path[NF];
+	struct wtio_file *f[NF];
+	struct t_rng rng = { seed * 31 + 5 };
+	struct wtio_stats st;
+
+	for (int i = 0; i < NF; i++) {
+		path[i] = t_tmpfile("lf-between");
+		shadow[i] = t_zalloc(flen);
+		CHECK_OK(wtio_open(ctx, path[i], O_RDWR, 0, 0, &f[i]));
+		fill_pat(shadow[i], (uint64_t)i << 32, c[i].first);
+		CHECK_EQ(wtio_pwrite(f[i], shadow[i], c[i].first, 0, 0),
+			 (ssize_t)c[i].first);
+		CHECKF(fsize_of(f[i]) == c[i].want,
+		       "first I/O of %zu: folio %u, want %u", c[i].first,
+		       fsize_of(f[i]), c[i].want);
+		CHECK_OK(wtio_ftruncate(f[i], (off_t)flen));
+	}
+	for (int k = 0; k < 3000; k++) {
+		int i = (int)t_rand_below(&rng, NF);
+		size_t n = 1 + t_rand_below(&rng, 3 * c[i].want);
+		uint64_t o = t_rand_below(&rng, flen - n + 1);
+		unsigned int fl = t_rand_below(&rng, 8) ? 0 :
+				  t_rand_below(&rng, 2) ? WTIO_DONTCACHE :
+				  WTIO_WRITETHROUGH;
+
+		if (t_rand_below(&rng, 2)) {
+			fill_pat(shadow[i] + o, o + (uint64_t)k * 7919, n);
+			CHECK_EQ(wtio_pwrite(f[i], shadow[i] + o, n, (off_t)o,
+					     fl), (ssize_t)n);
+		} else {
+			CHECK_EQ(wtio_pread(f[i], buf, n, (off_t)o,
+					    fl & WTIO_DONTCACHE), (ssize_t)n);
+			CHECKF(!memcmp(buf, shadow[i] + o, n),
+			       "file %d (folio %u): %zu bytes at %llu differ",
+			       i, c[i].want, n, (unsigned long long)o);
+		}
+	}
+	for (int i = 0; i < NF; i++) {
+		CHECKF(fsize_of(f[i]) == c[i].want, "file %d: folio %u", i,
+		       fsize_of(f[i]));
+		CHECK_EQ(wtio_pread(f[i], buf, MIB, MIB, 0), MIB);
+		CHECK(!memcmp(buf, shadow[i] + MIB, MIB));
+		CHECK_OK(wtio_close(f[i]));
+		check_disk(path[i], shadow[i], flen);
+	}
+	CHECK_OK(wtio_stats(ctx, &st));
+	CHECKF(st.cached_folios == 0, "%llu units still in use after close",
+	       (unsigned long long)st.cached_folios);
+	CHECK_OK(wtio_open(ctx, path[0], O_RDONLY, 0, 0, &f[0]));
+	CHECK_EQ(wtio_pread(f[0], buf, MIB, 0, 0), MIB);
+	CHECK(!memcmp(buf, shadow[0], MIB));
+	CHECK_EQ(wtio_pread(f[0], buf, MIB, MIB, 0), MIB);
+	CHECK_OK(wtio_stats(ctx, &st));
+	CHECKF(fsize_of(f[0]) == 65536 &&
+	       st.cached_folios >= st.total_folios / 2,
+	       "folio %u, %llu of %llu units cached after 2 MiB of reads",
+	       fsize_of(f[0]), (unsigned long long)st.cached_folios,
+	       (unsigned long long)st.total_folios);
+	CHECK_OK(wtio_close(f[0]));
+	CHECK_OK(wtio_ctx_destroy(ctx));
+	for (int i = 0; i < NF; i++)
+		free(shadow[i]);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = argc > 1 ? strtoull(argv[1], NULL, 0) : 1;
@@ -416,6 +497,8 @@ int main(int argc, char **argv)
 	part_threshold();
 	printf("threshold: ok\n");
 	part_race();
+	printf("race: ok\n");
+	part_between(seed);
 	printf("PASS\n");
 	return T_EXIT_PASS;
 }

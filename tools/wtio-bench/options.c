@@ -376,8 +376,9 @@ static const struct opt_def opt_table[] = {
 	  "The wtio context's folio size (not given: the library's default).",
 	  .min = 4096, .max = 1u << 20, .pow2 = true, .what = "a power of two from 4k to 1M" },
 	{ "large-folios", OT_BOOL, J(large_folios), NULL, NULL,
-	  "Let each file choose large folios (16 x the folio size, at most 1M) when a read "
-	  "or write of that size finds none of it cached (WTIO_CONFIG_LARGE_FOLIOS)." },
+	  "Let each file choose its folio size, from the folio size to 16 x it (at most 1M): "
+	  "the length of the read or write that finds none of it cached, rounded down to a "
+	  "power of two (WTIO_CONFIG_LARGE_FOLIOS)." },
 	{ "flushers", OT_UINT, J(flushers), NULL, "N",
 	  "The wtio context's flusher threads (not given: the library's default).",
 	  .min = 1, .max = 4096 },
