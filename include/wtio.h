@@ -31,7 +31,7 @@ extern "C" {
 #endif
 
 #define WTIO_VERSION_MAJOR 0
-#define WTIO_VERSION_MINOR 2
+#define WTIO_VERSION_MINOR 3
 
 /* Version of the library actually loaded at run time. */
 int wtio_version_major(void);
@@ -468,6 +468,13 @@ struct wtio_stats {
 	uint64_t atomic_writes;		/* untorn writes completed */
 	/* Since 0.2 (a program built against 0.1 gets the fields above). */
 	uint64_t adaptive_writethrough;	/* adaptive writes written through */
+	/* Since 0.3. Folios of data whose write-back failed (its error
+	 * already recorded, reported by every handle's next fsync or
+	 * close) given up to make room, when nothing else in the cache
+	 * could be freed: the data is lost, as Linux loses a page whose
+	 * write-back failed. Nonzero means an application that ignored a
+	 * failed fsync or close lost data. */
+	uint64_t failed_dropped_folios;
 };
 
 /* Fill *st with the context's counters. Returns 0, or -EINVAL for a NULL

@@ -352,7 +352,8 @@ void shim_stats_report(void)
 		     "wtio-preload[%d]: stats read_ios %llu bytes_read %llu "
 		     "write_ios %llu bytes_written %llu hits %llu misses %llu "
 		     "readahead %llu dropbehind %llu throttle_waits %llu "
-		     "evictions %llu cached %llu\n", (int)getpid(),
+		     "evictions %llu cached %llu failed_dropped %llu\n",
+		     (int)getpid(),
 		     (unsigned long long)st.read_ios,
 		     (unsigned long long)st.bytes_read,
 		     (unsigned long long)st.write_ios,
@@ -363,7 +364,8 @@ void shim_stats_report(void)
 		     (unsigned long long)st.dropbehind_folios,
 		     (unsigned long long)st.throttle_waits,
 		     (unsigned long long)st.evictions,
-		     (unsigned long long)st.cached_folios);
+		     (unsigned long long)st.cached_folios,
+		     (unsigned long long)st.failed_dropped_folios);
 	if (n <= 0 || !real.open || !real.write)
 		return;
 	if (stats_fd >= 0) {

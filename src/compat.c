@@ -10,23 +10,38 @@
 
 #include "export.h"
 
-/* wtio_stats@WTIO_0.1: 0.1's struct wtio_stats ended at atomic_writes,
- * so no more than that is written. wtio_stats_v0_2 (setup.c) is the
- * default version. */
-int wtio_stats_v0_2(struct wtio_ctx *ctx, struct wtio_stats *st);
+/* wtio_stats_v0_3 (setup.c) is the default version. A program built
+ * against 0.1 has a struct wtio_stats that ends at atomic_writes, one
+ * built against 0.2 one that ends at adaptive_writethrough: no more
+ * than that is written. */
+int wtio_stats_v0_3(struct wtio_ctx *ctx, struct wtio_stats *st);
 int wtio_stats_v0_1(struct wtio_ctx *ctx, struct wtio_stats *st);
+int wtio_stats_v0_2(struct wtio_ctx *ctx, struct wtio_stats *st);
 __asm__(".symver wtio_stats_v0_1, wtio_stats@WTIO_0.1");
+__asm__(".symver wtio_stats_v0_2, wtio_stats@WTIO_0.2");
 
-WTIO_EXPORT int wtio_stats_v0_1(struct wtio_ctx *ctx, struct wtio_stats *st)
+static int stats_upto(struct wtio_ctx *ctx, struct wtio_stats *st,
+		      size_t len)
 {
 	struct wtio_stats all;
 	int ret;
 
 	if (!st)
 		return -EINVAL;
-	ret = wtio_stats_v0_2(ctx, &all);
+	ret = wtio_stats_v0_3(ctx, &all);
 	if (!ret)
-		memcpy(st, &all, offsetof(struct wtio_stats,
-					  adaptive_writethrough));
+		memcpy(st, &all, len);
 	return ret;
+}
+
+WTIO_EXPORT int wtio_stats_v0_1(struct wtio_ctx *ctx, struct wtio_stats *st)
+{
+	return stats_upto(ctx, st, offsetof(struct wtio_stats,
+					    adaptive_writethrough));
+}
+
+WTIO_EXPORT int wtio_stats_v0_2(struct wtio_ctx *ctx, struct wtio_stats *st)
+{
+	return stats_upto(ctx, st, offsetof(struct wtio_stats,
+					    failed_dropped_folios));
 }

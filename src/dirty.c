@@ -189,6 +189,8 @@ uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx)
 					wtio_folio_clear_flag(f, FOLIO_UPTODATE);
 					atomic_store(&f->ifs_uptodate, 0);
 					wtio_folio_remove(f);
+					wtio_stat_add(ctx, failed_dropped,
+						      inode->folio_units);
 					dropped++;
 				}
 				wtio_folio_unlock(f);

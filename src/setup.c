@@ -300,11 +300,12 @@ WTIO_EXPORT const char *wtio_ctx_backend_name(const struct wtio_ctx *ctx)
 })
 
 #ifdef WTIO_SHARED
-/* libwtio.so: this is wtio_stats@@WTIO_0.2, the default; compat.c has
- * wtio_stats@WTIO_0.1 for programs built against 0.1's shorter struct. */
-#define WTIO_STATS_ENTRY wtio_stats_v0_2
-int wtio_stats_v0_2(struct wtio_ctx *ctx, struct wtio_stats *st);
-__asm__(".symver wtio_stats_v0_2, wtio_stats@@WTIO_0.2");
+/* libwtio.so: this is wtio_stats@@WTIO_0.3, the default; compat.c has
+ * wtio_stats@WTIO_0.1 and @WTIO_0.2 for programs built against those
+ * shorter structs. */
+#define WTIO_STATS_ENTRY wtio_stats_v0_3
+int wtio_stats_v0_3(struct wtio_ctx *ctx, struct wtio_stats *st);
+__asm__(".symver wtio_stats_v0_3, wtio_stats@@WTIO_0.3");
 #else
 #define WTIO_STATS_ENTRY wtio_stats
 #endif
@@ -339,5 +340,6 @@ WTIO_EXPORT int WTIO_STATS_ENTRY(struct wtio_ctx *ctx, struct wtio_stats *st)
 	st->dropbehind_folios = SUM(dropbehind);
 	st->atomic_writes = SUM(atomic_writes);
 	st->adaptive_writethrough = SUM(adaptive_wt);
+	st->failed_dropped_folios = SUM(failed_dropped);
 	return 0;
 }

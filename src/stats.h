@@ -15,7 +15,7 @@ struct wtio_stat_slot {
 	_Atomic uint64_t hits, misses, readahead, bytes_read, bytes_written,
 		read_ios, write_ios, throttle_waits, evictions, wb_errors,
 		rmw_reads, stripe_splits, dropbehind, atomic_writes,
-		adaptive_wt;
+		adaptive_wt, failed_dropped;
 } __attribute__((aligned(128)));
 
 /* This thread's counter slot: threads get slots round robin. */

@@ -34,8 +34,9 @@ fi
 [ $fail = 0 ] && echo "ok: $(echo "$have" | wc -l) symbols, as the map says, none for tests"
 
 # A program built against 0.1 binds wtio_stats@WTIO_0.1, whose struct
-# ended at atomic_writes (18 counters): that entry must write those and
-# not one byte past them; the default one fills the whole 0.2 struct.
+# ended at atomic_writes (18 counters), one built against 0.2
+# wtio_stats@WTIO_0.2 (19): those entries must write those and not one
+# byte past them; the default one fills the whole 0.3 struct (20).
 # (Not in a sanitizer build: its runtime must come first in a process,
 # and python3 does not have it.)
 if nm -D "$lib" | grep -q ' U __[at]san_\| U __ubsan_'; then
@@ -49,9 +50,10 @@ dl.dlvsym.restype = ctypes.c_void_p
 dl.dlvsym.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p]
 fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 old = dl.dlvsym(lib._handle, b"wtio_stats", b"WTIO_0.1")
-new = dl.dlvsym(lib._handle, b"wtio_stats", b"WTIO_0.2")
-if not old or not new:
-    print("FAIL: wtio_stats@WTIO_0.1 or @WTIO_0.2 missing"); sys.exit(1)
+mid = dl.dlvsym(lib._handle, b"wtio_stats", b"WTIO_0.2")
+new = dl.dlvsym(lib._handle, b"wtio_stats", b"WTIO_0.3")
+if not old or not mid or not new:
+    print("FAIL: wtio_stats@WTIO_0.1, @WTIO_0.2 or @WTIO_0.3 missing"); sys.exit(1)
 cfg = (ctypes.c_uint64 * 64)()
 lib.wtio_config_init(cfg)
 cfg[0] = 1 << 20                      # cache_size: 1 MiB
@@ -62,7 +64,8 @@ if ret:
     sys.exit(0)
 POISON = 0xa5a5a5a5a5a5a5a5
 bad = 0
-for name, ent, want in (("WTIO_0.1", old, 18), ("WTIO_0.2", new, 19)):
+for name, ent, want in (("WTIO_0.1", old, 18), ("WTIO_0.2", mid, 19),
+                        ("WTIO_0.3", new, 20)):
     buf = (ctypes.c_uint64 * 32)(*([POISON] * 32))
     if fn(ent)(ctx, buf):
         print("FAIL: wtio_stats@%s failed" % name); bad = 1; continue
@@ -72,7 +75,8 @@ for name, ent, want in (("WTIO_0.1", old, 18), ("WTIO_0.2", new, 19)):
               (name, written, want - 1)); bad = 1
 lib.wtio_ctx_destroy(ctx)
 if not bad:
-    print("ok: wtio_stats@WTIO_0.1 writes 0.1's 18 counters only, @@WTIO_0.2 all 19")
+    print("ok: wtio_stats@WTIO_0.1 writes 0.1's 18 counters only, @WTIO_0.2 "
+          "0.2's 19, @@WTIO_0.3 all 20")
 sys.exit(bad)
 PYEOF
 fi

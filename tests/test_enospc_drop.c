@@ -26,6 +26,7 @@ static void test_drop(uint32_t fs, int error)
 	uint8_t *adata = t_malloc(alen);
 	struct wtio_ctx *ctx;
 	struct wtio_file *a, *a2, *b;
+	struct wtio_stats st;
 	size_t done = 0;
 	ssize_t n;
 
@@ -55,6 +56,11 @@ static void test_drop(uint32_t fs, int error)
 		CHECK(memcmp(buf, bdata + done % (blen - fs), fs) == 0);
 	}
 	CHECK(wtio_fault_injected(fault) >= 1);
+	/* Given up, and counted: nothing else could free a folio. */
+	CHECK_OK(wtio_stats(ctx, &st));
+	CHECKF(st.failed_dropped_folios >= 2 * nr_folios,
+	       "failed data given up: %llu folios counted",
+	       (unsigned long long)st.failed_dropped_folios);
 	/* The whole of b, through a cache that a's failed data had filled. */
 	n = wtio_pread(b, buf, blen, 0, 0);
 	CHECKF(n == (ssize_t)blen, "read of b: %zd (%s)", n,

@@ -184,13 +184,15 @@ static void json_result(FILE *f, struct exp_result *er, int ni, int mi, long npr
 		fprintf(f, ", \"hits\": %llu, \"misses\": %llu, \"bytes_read\": %llu, "
 			"\"bytes_written\": %llu, \"read_ios\": %llu, \"write_ios\": %llu, "
 			"\"throttle_waits\": %llu, \"evictions\": %llu, \"rmw_reads\": %llu, "
-			"\"writeback_errors\": %llu, \"adaptive_writethrough\": %llu}",
+			"\"writeback_errors\": %llu, \"adaptive_writethrough\": %llu, "
+			"\"failed_dropped_folios\": %llu}",
 			(unsigned long long)w->hits, (unsigned long long)w->misses,
 			(unsigned long long)w->bytes_read, (unsigned long long)w->bytes_written,
 			(unsigned long long)w->read_ios, (unsigned long long)w->write_ios,
 			(unsigned long long)w->throttle_waits, (unsigned long long)w->evictions,
 			(unsigned long long)w->rmw_reads, (unsigned long long)w->writeback_errors,
-			(unsigned long long)w->adaptive_writethrough);
+			(unsigned long long)w->adaptive_writethrough,
+			(unsigned long long)w->failed_dropped_folios);
 	}
 	fprintf(f, "}");
 }
