@@ -195,7 +195,8 @@ struct wtio_config {
  * Large folios for files that are streamed (a later 0.2; an earlier
  * library refuses the bit with -EINVAL): a file whose cache is empty
  * when a read or write of len bytes starts gets folios of the largest
- * power of two not above len, at least folio_size and at most the large
+ * power of two not above len (for a read, not above what it finds
+ * before the end of file), at least folio_size and at most the large
  * size, 16 * folio_size (halved until at most 1 MiB and max_io_size). A
  * file keeps its folio size while any of its data is cached. All sizes
  * share the one budget (memory moves between them as the kernel's page

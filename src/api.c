@@ -161,7 +161,8 @@ ssize_t wtio_check_rw(struct wtio_file *file, const struct iovec *iov,
 			return ret;
 	}
 	if (len)
-		wtio_inode_pick_folio_size(file->inode, (size_t)len);
+		wtio_inode_pick_folio_size(file->inode, off, (size_t)len,
+					   write);
 	/* Checked: an adaptive write picks its mode now, once, for the
 	 * synchronous and the queued calls alike. */
 	if (write && len)

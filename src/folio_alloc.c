@@ -47,22 +47,33 @@ static bool folio_space_for(struct wtio_ctx *ctx, uint32_t units)
 }
 
 /*
- * Make room for a folio of units; whether anything was evicted. A large
- * folio needs a whole chunk (the chunk hand). A smaller one takes what
- * the unit hand frees when folios of its size are among it (a file's
- * folios all have one size, so its own old ones usually are); when they
- * are not, a whole chunk, or it could evict every small folio of the
- * cache before one of its size came free.
+ * Make room for a folio of units; whether there may be room now. A
+ * large folio needs a whole chunk (the chunk hand). A smaller one takes
+ * what the unit hand frees when folios of its size are among it (a
+ * file's folios all have one size, so its own old ones usually are);
+ * when they are not, a whole chunk. When neither gave its size a slot
+ * while dirty data or writeback is about, the caller waits for
+ * writeback: going on with the unit hand would evict every clean folio
+ * of the cache while a dirty folio in each chunk kept every chunk from
+ * coming whole (a review saw an 8 KiB miss evict 992 of 1024 units).
+ * With none, only clean folios stand in the way, busy ones the chunk
+ * hand passed over: the unit hand goes on (waiting could only fail).
  */
 static bool folio_reclaim(struct wtio_ctx *ctx, uint32_t units)
 {
-	if (units > 1 && units == ctx->chunk_units)
+	bool evicted;
+
+	if (ctx->chunk_units == 1)
+		return wtio_reclaim(ctx, 32);
+	if (units == ctx->chunk_units)
 		return wtio_reclaim_chunk(ctx);
-	if (!wtio_reclaim(ctx, 32))
-		return units > 1 && wtio_reclaim_chunk(ctx);
-	if (units > 1 && !folio_space_for(ctx, units))
-		wtio_reclaim_chunk(ctx);
-	return true;
+	evicted = wtio_reclaim(ctx, 32);
+	if (evicted && folio_space_for(ctx, units))
+		return true;
+	if (wtio_reclaim_chunk(ctx))
+		return true;
+	return evicted && !atomic_load(&ctx->nr_writeback) &&
+	       !wtio_nr_dirty_cleanable(ctx);
 }
 
 /*

@@ -79,13 +79,26 @@ int wtio_inode_set_shape(struct wtio_inode *inode, uint32_t folio_size,
  * contended lock skips the change: it is an optimisation, and the next
  * I/O that finds the file empty tries again.
  */
-void wtio_inode_pick_folio_size(struct wtio_inode *inode, size_t len)
+void wtio_inode_pick_folio_size(struct wtio_inode *inode, int64_t off,
+				size_t len, bool write)
 {
 	struct wtio_ctx *ctx = inode->ctx;
 	uint32_t want;
 
 	if (ctx->chunk_units == 1)
 		return;
+	/* A read takes no more than the file holds: a 128 KiB read of a
+	 * 12-byte file (cat, cp) wants one small folio, not a large one
+	 * (the kernel's folios do not reach far past the end either), and
+	 * one at or past the end caches nothing. */
+	if (!write) {
+		int64_t size = wtio_inode_size(inode);
+
+		if (off >= size)
+			return;
+		if ((int64_t)len > size - off)
+			len = (size_t)(size - off);
+	}
 	want = len >= ctx->large_size ? ctx->large_size :
 	       len <= ctx->folio_size ? ctx->folio_size :
 	       round_down_pow2((uint32_t)len);

@@ -19,10 +19,12 @@ struct wtio_inode;
  * block, or (later) the stripe would not fit; nothing changed. */
 int wtio_inode_set_shape(struct wtio_inode *inode, uint32_t folio_size,
 			 bool first);
-/* With WTIO_CONFIG_LARGE_FOLIOS: an I/O of len bytes about to start
- * picks the file's folio size when it has no folio cached: the largest
- * power of two not above len, from the context's folio size up to a
+/* With WTIO_CONFIG_LARGE_FOLIOS: an I/O of len bytes at off about to
+ * start picks the file's folio size when it has no folio cached: the
+ * largest power of two not above len (for a read, not above what it
+ * finds before the end of file), from the context's folio size up to a
  * large folio. Never waits. */
-void wtio_inode_pick_folio_size(struct wtio_inode *inode, size_t len);
+void wtio_inode_pick_folio_size(struct wtio_inode *inode, int64_t off,
+				size_t len, bool write);
 
 #endif /* WTIO_FOLIO_SIZE_H */
