@@ -122,8 +122,6 @@ static struct wtio_folio *folio_alloc(struct wtio_ctx *ctx, uint32_t units,
 		ctx->wb_kick(ctx);
 		pthread_mutex_lock(&ctx->space_lock);
 		atomic_fetch_add(&ctx->space_waiters, 1);
-		/* Only decides whether to sleep, but read it under its lock:
-		 * an unlocked peek is a data race (free_lock is innermost). */
 		avail = folio_space_for(ctx, units);
 		if (!avail) {
 			struct timespec ts;
