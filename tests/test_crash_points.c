@@ -27,6 +27,13 @@
  * adaptive (WTIO_CONFIG_ADAPTIVE) and small enough that the adaptive
  * writes often cross the dirty limit and go write-through; the same
  * checks, and at least one write must have gone write-through.
+ *
+ * With the argument "large": the crashes and the faults in contexts with
+ * WTIO_CONFIG_LARGE_FOLIOS, where a file's folio size is its first I/O's
+ * length (4 to 64 KiB): a write, a torn replay or a failed I/O then
+ * covers part of a folio of several blocks. A read of the whole file
+ * before each crash counts folio lookups: at least one run must have
+ * had folios larger than a block, or the variant tested nothing new.
  */
 #include <signal.h>
 
@@ -51,6 +58,9 @@ static uint64_t rounded_sizes;
 /* "adaptive": every context adaptive; its writes written through. */
 static bool adaptive;
 static uint64_t adaptive_wt;
+/* "large": WTIO_CONFIG_LARGE_FOLIOS; runs whose file had large folios. */
+static bool large;
+static uint64_t large_runs;
 
 static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs,
 				  uint64_t nr_folios)
@@ -67,6 +77,8 @@ static struct wtio_ctx *fault_ctx(struct wtio_fault *fault, uint32_t fs,
 		cfg.dirty_background_ratio = 2;
 		cfg.dirty_ratio = 4;
 	}
+	if (large)
+		cfg.flags |= WTIO_CONFIG_LARGE_FOLIOS;
 	return t_fault_ctx_create_or_skip(&cfg, fault);
 }
 
@@ -253,6 +265,28 @@ static void check_crash_image(const uint8_t *d, size_t dlen, uint64_t n,
 	}
 }
 
+/*
+ * Whether f's folios are larger than a block: a read of its size bytes
+ * looks up one folio per folio size (a hit or a miss each), so fewer
+ * lookups than 4 KiB blocks means larger folios. It also checks the
+ * cache against the shadow once more before the crash.
+ */
+static void count_large(struct wtio_ctx *ctx, struct wtio_file *f,
+			size_t size)
+{
+	struct wtio_stats a = t_stats(ctx), b;
+	uint8_t *buf = t_malloc(size);
+	uint64_t lookups, blocks = (size + C_BLK - 1) / C_BLK;
+
+	CHECK_EQ(wtio_pread(f, buf, size, 0, 0), (long long)size);
+	b = t_stats(ctx);
+	lookups = b.hits + b.misses - a.hits - a.misses;
+	printf("  large: %llu lookups for %llu blocks\n",
+	       (unsigned long long)lookups, (unsigned long long)blocks);
+	large_runs += lookups < blocks;
+	free(buf);
+}
+
 static void crash_run(uint32_t fs, uint64_t budget, uint64_t seed0, int nsyncs)
 {
 	struct wtio_fault *fault = wtio_fault_create();
@@ -295,6 +329,8 @@ static void crash_run(uint32_t fs, uint64_t budget, uint64_t seed0, int nsyncs)
 	crash_write(fault, f, q, shadow, &size, &r);
 	CHECK_OK(wtio_queue_destroy(q));
 	adaptive_wt += t_stats(ctx).adaptive_writethrough;
+	if (large)
+		count_large(ctx, f, size);
 	wtio_ctx_crash(ctx);
 	total = wtio_fault_nr_events(fault);
 
@@ -663,6 +699,33 @@ int main(int argc, char **argv)
 		CHECKF(adaptive_wt > 0, "no adaptive write went write-through: "
 		       "the mode's switch was never crashed");
 		printf("crash_points adaptive: PASS\n");
+		return T_EXIT_PASS;
+	}
+	if (argc > 1 && !strcmp(argv[1], "large")) {
+		large = true;
+		/* 1024 units hold 64 folios of 64 KiB: every size from 4
+		 * to 64 KiB; 128 units fewer than 64 of 64 KiB, so the
+		 * large size is smaller there. */
+		uint64_t seed;
+
+		for (seed = 31; seed <= 40; seed++)
+			crash_run(4096, seed == 34 ? 128 : 1024 << (seed & 1),
+				  seed, 8 + (int)(seed & 3));
+		for (seed = 41; seed <= 44; seed++)
+			fault_run(4096, seed == 42 ? 128 : 1024, seed, 60);
+		printf("crash_points large: %llu crash points, %llu replays "
+		       "(%llu torn), %llu fault rules, %llu faults injected, "
+		       "%llu ops, %llu of 10 crash runs in large folios\n",
+		       (unsigned long long)crash_points,
+		       (unsigned long long)replays,
+		       (unsigned long long)torn_replays,
+		       (unsigned long long)fault_rounds,
+		       (unsigned long long)faults_injected,
+		       (unsigned long long)nr_ops,
+		       (unsigned long long)large_runs);
+		CHECKF(large_runs > 0, "no crash run's file had folios larger "
+		       "than a block: the large-folio crashes never ran");
+		printf("crash_points large: PASS\n");
 		return T_EXIT_PASS;
 	}
 	crash_run(4096, 32, 1, 8);
