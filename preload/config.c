@@ -11,6 +11,9 @@
  *                    (default 128M; 64K to the machine's memory)
  *   WTIO_FOLIO_SIZE  the cache's folio size, a power of two from 4K
  *                    (default) to 1M; the budget must hold 16 of them
+ *   WTIO_LARGE_FOLIOS 0: every file in folios of WTIO_FOLIO_SIZE
+ *                    (default 1 here: each file its size)
+ *   WTIO_IO_CHANNEL  aio | io_uring: the kind of every channel
  *
  * A bad value is said on stderr (debug or not) and the process serves
  * nothing: never a silent change of mode, budget or paths.
@@ -19,6 +22,8 @@
  *                    ("@name"); the process then has no cache of its own,
  *                    every served file is the holder's (remote_ops.c)
  *   WTIO_DEBUG       1: one line on stderr per decision
+ * The switches (DSYNC, DISABLE, DEBUG, LARGE_FOLIOS) take 0 or 1 and
+ * nothing else (shim_env.h).
  *   WTIO_STATS       FILE: a line of the context's I/O counters appended
  *                    to FILE at exit; "1" or "stderr": written to the
  *                    stderr the process started with; "0": none
@@ -33,6 +38,7 @@
 #include <unistd.h>
 
 #include "shim.h"
+#include "shim_env.h"
 #include "shim_size.h"
 
 struct shim_config shim_cfg;
@@ -190,6 +196,15 @@ static void init(void)
 	}
 	if ((v = getenv("WTIO_DSYNC")) && *v == '1')
 		shim_cfg.default_flags |= WTIO_DSYNC;
+	{
+		const char *want, *bad = shim_env_bad_switch(&want);
+
+		if (bad) {
+			shim_cfg.disabled = true;
+			shim_complain("%s=%s: takes %s: serving nothing", bad,
+				      getenv(bad), want);
+		}
+	}
 	shim_cfg.cache_size = 128ull << 20;
 	if ((v = getenv("WTIO_CACHE_SIZE")) && *v) {
 		const char *why;

@@ -34,6 +34,7 @@
 
 #include "holder/run.h"
 #include "holder_proto.h"
+#include "shim_env.h"
 #include "shim_size.h"
 
 #ifndef WTIO_RUN_VERSION
@@ -265,6 +266,15 @@ int main(int argc, char **argv)
 	 * serving nothing, which is the silent change this avoids. */
 	if ((v = getenv("WTIO_MODE")) && *v && !valid_mode(v))
 		return bad("WTIO_MODE=%s: unknown mode%s", v, "");
+	{
+		const char *want, *sw = shim_env_bad_switch(&want);
+		char what[128];
+
+		if (sw) {
+			snprintf(what, sizeof(what), "%s=%s", sw, getenv(sw));
+			return bad("%s: takes %s", what, want);
+		}
+	}
 	if ((v = getenv("WTIO_CACHE_SIZE")) && *v &&
 	    shim_parse_size(v, &size, &why))
 		return bad("WTIO_CACHE_SIZE=%s: %s", v, why);

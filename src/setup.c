@@ -129,9 +129,12 @@ static int config_check(struct wtio_config *c)
 	return 0;
 }
 
-/* WTIO_IO_CHANNEL (wtio.h, WTIO_CONFIG_AIO_CHANNELS): the channel kind
- * chosen without rebuilding the program, or for a whole test run. */
-static void config_env(struct wtio_config *c)
+/* WTIO_LARGE_FOLIOS and WTIO_IO_CHANNEL (wtio.h): the choice made
+ * without rebuilding the program, or for a whole test run. A value
+ * neither "on" nor "off" is refused, not taken for one of them:
+ * WTIO_LARGE_FOLIOS=no leaving large folios on would be a silent
+ * change. Unset or empty: the configuration's own. */
+static int config_env(struct wtio_config *c)
 {
 	const char *v = getenv("WTIO_LARGE_FOLIOS");
 
@@ -139,15 +142,19 @@ static void config_env(struct wtio_config *c)
 		c->flags |= WTIO_CONFIG_LARGE_FOLIOS;
 	else if (v && !strcmp(v, "0"))
 		c->flags &= ~WTIO_CONFIG_LARGE_FOLIOS;
+	else if (v && *v)
+		return -EINVAL;
 	v = getenv("WTIO_IO_CHANNEL");
-
 	if (v && !strcmp(v, "aio")) {
 		c->flags |= WTIO_CONFIG_AIO_CHANNELS;
 		c->flags &= ~WTIO_CONFIG_URING_CHANNELS;
 	} else if (v && !strcmp(v, "io_uring")) {
 		c->flags &= ~WTIO_CONFIG_AIO_CHANNELS;
 		c->flags |= WTIO_CONFIG_URING_CHANNELS;
+	} else if (v && *v) {
+		return -EINVAL;
 	}
+	return 0;
 }
 
 WTIO_EXPORT int wtio_ctx_create(const struct wtio_config *cfg,
@@ -207,9 +214,10 @@ int wtio_ctx_create_io(const struct wtio_config *cfg,
 	else
 		wtio_config_init(&ctx->cfg);
 	ret = config_check(&ctx->cfg);
+	if (!ret)
+		ret = config_env(&ctx->cfg);
 	if (ret)
 		goto out_free;
-	config_env(&ctx->cfg);
 	ctx->folio_size = ctx->cfg.folio_size;
 	ctx->folio_shift = (uint32_t)__builtin_ctz(ctx->folio_size);
 	ctx->nr_folios = ctx->cfg.cache_size / ctx->folio_size;

@@ -50,6 +50,13 @@ bad --no-such-option
 WTIO_CACHE_SIZE=abc bad
 WTIO_MODE=bogus bad
 WTIO_PATHS=$SHIM_TMP/no-such-dir bad
+# the switches: a value neither on nor off is refused, never read as off
+WTIO_LARGE_FOLIOS=no bad
+WTIO_LARGE_FOLIOS=off bad
+WTIO_DSYNC=yes bad
+WTIO_DEBUG=true bad
+WTIO_DISABLE=2 bad
+WTIO_IO_CHANNEL=uring bad
 rm -f "$ran"
 "$WTIO_RUN" --preload="$WTIO_PRELOAD" 2>/dev/null
 [ $? = 2 ] || fail "wtio-run without a program: not exit 2"
@@ -61,6 +68,11 @@ for v in 4k 64k 1M 65536; do
 	good --folio-size=$v
 done
 good --cache-size=1M --folio-size=64k
+WTIO_LARGE_FOLIOS=0 good
+WTIO_LARGE_FOLIOS=1 good
+WTIO_DSYNC= good
+WTIO_IO_CHANNEL=aio good
+WTIO_IO_CHANNEL=io_uring good
 good --paths="$SERVED:$SHIM_TMP"
 for m in writeback writethrough writethrough-noserial dontcache adaptive; do
 	good --mode=$m
@@ -87,6 +99,13 @@ out=$(WTIO_CACHE_SIZE=512K WTIO_FOLIO_SIZE=64k WTIO_PATHS=$SERVED WTIO_DEBUG=1 \
 grep -q "fewer than 16 folios" <<<"$out" || fail "the library took 8 folios of 64k silently: $out"
 ! grep -q "served by wtio" <<<"$out" || fail "the library served 8 folios of 64k"
 echo "ok: the library refuses WTIO_FOLIO_SIZE=3000 and 512K of 64k folios"
+for kv in WTIO_LARGE_FOLIOS=no WTIO_DSYNC=yes WTIO_IO_CHANNEL=uring; do
+	out=$(env "$kv" WTIO_PATHS=$SERVED WTIO_DEBUG=1 LD_PRELOAD=$WTIO_PRELOAD \
+		dd if=/dev/zero of="$SERVED/x" bs=4k count=1 status=none 2>&1)
+	grep -q "$kv: takes" <<<"$out" || fail "the library took $kv silently: $out"
+	! grep -q "served by wtio" <<<"$out" || fail "the library served with $kv"
+done
+echo "ok: the library refuses WTIO_LARGE_FOLIOS=no, WTIO_DSYNC=yes, WTIO_IO_CHANNEL=uring"
 
 # a debug line about a passed-through descriptor names the file
 if [ -x "$SHIM_BIN/shim_raw" ]; then

@@ -275,6 +275,29 @@ int main(void)
 	wtio_config_init(&cfg);
 	cfg.flags = 1u << 20;
 	BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+	/* The environment's switches: a value neither on nor off is
+	 * refused, not read as off (WTIO_LARGE_FOLIOS=no left them on). */
+	{
+		static const char *const env[][2] = {
+			{ "WTIO_LARGE_FOLIOS", "no" },
+			{ "WTIO_LARGE_FOLIOS", "2" },
+			{ "WTIO_IO_CHANNEL", "uring" },
+			{ "WTIO_IO_CHANNEL", "AIO" },
+		};
+		unsigned int i;
+
+		wtio_config_init(&cfg);
+		for (i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
+			CHECK_OK(setenv(env[i][0], env[i][1], 1));
+			BAD(wtio_ctx_create(&cfg, &bad), -EINVAL);
+			/* empty: the configuration's own */
+			CHECK_OK(setenv(env[i][0], "", 1));
+			CHECK_OK(wtio_ctx_create(&cfg, &bad));
+			CHECK_OK(wtio_ctx_destroy(bad));
+			bad = NULL;
+			CHECK_OK(unsetenv(env[i][0]));
+		}
+	}
 	CHECK(bad == NULL);
 
 	/* Nothing reached the disk either. */

@@ -325,7 +325,10 @@ static int run_trial(struct experiment *ex, const struct bench_opts *o,
 		if (limited)
 			memcg_leave();
 		classify(r, ret);
-		snprintf(r->reason, sizeof(r->reason), "setup: %s", strerror(-ret));
+		snprintf(r->reason, sizeof(r->reason), "setup: %s%s",
+			 strerror(-ret), ret == -EINVAL && m->family != FAMILY_KERNEL &&
+			 (getenv("WTIO_LARGE_FOLIOS") || getenv("WTIO_IO_CHANNEL")) ?
+			 " (WTIO_LARGE_FOLIOS takes 0 or 1, WTIO_IO_CHANNEL aio or io_uring)" : "");
 		return r->status == RS_ERROR;
 	}
 	unsigned int opened = 0;

@@ -47,7 +47,11 @@ static int ctx_make(struct fsx_target *t)
 		cfg.flags |= WTIO_CONFIG_KEEP_CLOSED;
 	ret = wtio_ctx_create(&cfg, &P(t)->ctx);
 	if (ret) {
-		fprintf(stderr, "wtio-fsx: wtio_ctx_create: %s\n", wtio_strerror(ret));
+		fprintf(stderr, "wtio-fsx: wtio_ctx_create: %s%s\n",
+			wtio_strerror(ret), ret == -EINVAL &&
+			(getenv("WTIO_LARGE_FOLIOS") || getenv("WTIO_IO_CHANNEL")) ?
+			" (WTIO_LARGE_FOLIOS takes 0 or 1, WTIO_IO_CHANNEL aio "
+			"or io_uring)" : "");
 		return ret;
 	}
 	ret = wtio_queue_create(P(t)->ctx, 16, &P(t)->q);
