@@ -459,7 +459,7 @@ struct wtio_stats {
 	uint64_t writeback_folios;	/* now under writeback */
 	uint64_t cached_folios;		/* now in the cache */
 	uint64_t total_folios;		/* the budget, in folios */
-	uint64_t throttle_waits;	/* times a writer waited on dirty limit */
+	uint64_t throttle_waits;	/* writes throttled by the dirty limit */
 	uint64_t evictions;		/* folios evicted to make room */
 	uint64_t writeback_errors;	/* failed write I/Os */
 	uint64_t rmw_reads;		/* block reads for partial writes */

@@ -22,6 +22,37 @@
 #include "ioend.h"
 #include "dontcache_stream.h"
 
+/* Folios a throttled writer writes back of its own file per pass, and
+ * the passes before it sleeps. */
+#define WRITER_CLEAN_FOLIOS 256
+#define WRITER_CLEAN_PASSES 16
+
+/*
+ * Over the dirty limit, the writer first writes back its own file's
+ * dirty data from its own thread, then sleeps as the throttle says if
+ * dirty data is still over the limit. One flusher's submissions and
+ * completions are a chain with little in flight; writers that would
+ * otherwise sleep add submitters (the reference thread's "N submitters
+ * instead of one flusher"), each pass a batch of the writer's file in
+ * file order, its I/O reaped before the write returns. Not for NOWAIT
+ * (it would block) nor adaptive writers (they write through instead).
+ */
+static void write_balance(struct wtio_inode *inode, bool nowait)
+{
+	struct wtio_ctx *ctx = inode->ctx;
+	bool over = !nowait && wtio_dirty_would_throttle(ctx);
+	int pass;
+
+	/* Throttled, whether it writes back or sleeps: counted once. */
+	if (over)
+		wtio_stat_add(ctx, throttle_waits, 1);
+	for (pass = 0; over && pass < WRITER_CLEAN_PASSES &&
+	     wtio_dirty_would_throttle(ctx); pass++)
+		wtio_writeback_range(inode, 0, -1, WB_BACKGROUND,
+				     WRITER_CLEAN_FOLIOS, 0);
+	wtio_balance_dirty(ctx, nowait, over);
+}
+
 /* WTIO_DSYNC: write the range, wait for it, then make it durable. seq:
  * the inode's err_seq before the write, to catch a flusher's error. */
 static int write_dsync_range(struct wtio_inode *inode, off_t off, size_t len,
@@ -151,7 +182,7 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 		/* Written dirty, drop-behind: its writeback starts with the
 		 * stream's next whole unit, or when the stream ends. */
 		wtio_dc_stream_advance(file, off, w.done);
-		wtio_balance_dirty(ctx, flags & WTIO_ADAPTIVE);
+		wtio_balance_dirty(ctx, flags & WTIO_ADAPTIVE, false);
 	} else if (flags & WTIO_DONTCACHE) {
 		/* Start writeback of the range at once; the folios leave
 		 * the cache as their I/O completes. An I/O error stays with
@@ -163,7 +194,7 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	} else {
 		/* An adaptive writer never sleeps here: if it would, its
 		 * next write goes write-through (wtio_write_adapt). */
-		wtio_balance_dirty(ctx, nowait || (flags & WTIO_ADAPTIVE));
+		write_balance(inode, nowait || (flags & WTIO_ADAPTIVE));
 	}
 	if (!dsync)
 		return (ssize_t)w.done;

@@ -226,7 +226,7 @@ bool wtio_dirty_would_throttle(struct wtio_ctx *ctx)
  * run dry while writers sleep). The timed wait guards the cases that
  * no cleaning ends: data the flushers leave alone, a stopping context.
  */
-int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
+int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait, bool counted)
 {
 	int64_t dirty = wtio_nr_dirty_cleanable(ctx);
 	int64_t last = INT64_MAX;
@@ -239,7 +239,8 @@ int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait)
 		return 0;
 	if (nowait)
 		return -EAGAIN;
-	wtio_stat_add(ctx, throttle_waits, 1);
+	if (!counted)
+		wtio_stat_add(ctx, throttle_waits, 1);
 	pthread_mutex_lock(&ctx->wb_lock);
 	for (;;) {
 		struct timespec ts;

@@ -27,8 +27,9 @@ void wtio_folio_cancel_dirty(struct wtio_inode *inode,
 bool wtio_dirty_would_throttle(struct wtio_ctx *ctx);
 /* Is dirty data down where a throttled writer is let go again? */
 bool wtio_dirty_throttle_released(struct wtio_ctx *ctx);
-/* Throttle a writer that dirtied data (balance_dirty_pages). */
-int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait);
+/* Throttle a writer that dirtied data (balance_dirty_pages); counted:
+ * the caller counted this throttling already (throttle_waits). */
+int wtio_balance_dirty(struct wtio_ctx *ctx, bool nowait, bool counted);
 /* Cache full of data whose write-back failed: drop it (the error stays
  * recorded for fsync); returns how many folios left. */
 uint64_t wtio_writeback_drop_failed(struct wtio_ctx *ctx);
