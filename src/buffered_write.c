@@ -21,6 +21,7 @@
 #include "sync.h"
 #include "ioend.h"
 #include "dontcache_stream.h"
+#include "rlimit_fsize.h"
 
 /* Folios a throttled writer writes back of its own file per pass, and
  * the passes before it sleeps. */
@@ -134,8 +135,8 @@ static ssize_t dontcache_write(struct wtio_inode *inode,
 	return w.done ? (ssize_t)w.done : ret;
 }
 
-ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
-			    int iovcnt, off_t off, unsigned int flags)
+static ssize_t buffered_write(struct wtio_file *file, const struct iovec *iov,
+			      int iovcnt, off_t off, unsigned int flags)
 {
 	struct wtio_write w;
 	struct wtio_inode *inode = file->inode;
@@ -204,4 +205,21 @@ ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
 	 * it overwrote inside the old size stays dirty, to be retried. */
 	wtio_write_finish(&w, ret);
 	return ret ? ret : (ssize_t)w.done;
+}
+
+/* A DONTCACHE write starts the write-back of earlier writes' data in
+ * this thread too (its folios, a stream's unit): past RLIMIT_FSIZE that
+ * fails with EFBIG for fsync, without SIGXFSZ (rlimit_fsize.h). */
+ssize_t wtio_buffered_write(struct wtio_file *file, const struct iovec *iov,
+			    int iovcnt, off_t off, unsigned int flags)
+{
+	struct wtio_xfsz_hold xfsz;
+	ssize_t ret;
+
+	if (!(flags & WTIO_DONTCACHE))
+		return buffered_write(file, iov, iovcnt, off, flags);
+	wtio_xfsz_hold(&xfsz);
+	ret = buffered_write(file, iov, iovcnt, off, flags);
+	wtio_xfsz_release(&xfsz);
+	return ret;
 }

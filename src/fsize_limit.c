@@ -15,43 +15,10 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
-#include <sys/resource.h>
 
 #include "fsize_limit.h"
-#include "clock.h"
+#include "rlimit_fsize.h"
 #include "sync.h"
-
-/* How long a limit read is used: getrlimit is a system call (0.8-1 us
- * on the test machine, as much as a cached 4 KiB write), and extending
- * writes (appends) would each pay it. */
-#define FSIZE_REREAD_NS (10 * 1000 * 1000ull)
-
-static _Atomic int64_t limit_seen = -2;		/* -2: never read */
-static _Atomic uint64_t limit_read_at;
-
-/* The limit, or -1 for none: a change (setrlimit, prlimit) is seen
- * within FSIZE_REREAD_NS. Racing readers may both read it: harmless. */
-static int64_t fsize_limit(void)
-{
-	uint64_t now = wtio_now_ns();
-	int64_t limit = atomic_load_explicit(&limit_seen,
-					     memory_order_relaxed);
-	struct rlimit rl;
-
-	if (limit != -2 &&
-	    now - atomic_load_explicit(&limit_read_at, memory_order_relaxed) <
-	    FSIZE_REREAD_NS)
-		return limit;
-	if (getrlimit(RLIMIT_FSIZE, &rl) || rl.rlim_cur == RLIM_INFINITY ||
-	    rl.rlim_cur > INT64_MAX)
-		limit = -1;
-	else
-		limit = (int64_t)rl.rlim_cur;
-	atomic_store_explicit(&limit_seen, limit, memory_order_relaxed);
-	atomic_store_explicit(&limit_read_at, now, memory_order_relaxed);
-	return limit;
-}
 
 /*
  * SIGXFSZ to this thread, as the kernel sends it. Where it kills the
@@ -75,7 +42,7 @@ static void send_xfsz(struct wtio_inode *inode)
 int wtio_fsize_check_write(struct wtio_inode *inode, int64_t off,
 			   ssize_t *len, bool atomic)
 {
-	int64_t limit = fsize_limit();
+	int64_t limit = wtio_rlimit_fsize();
 
 	if (limit < 0)
 		return 0;
@@ -93,7 +60,7 @@ int wtio_fsize_check_write(struct wtio_inode *inode, int64_t off,
 
 int wtio_fsize_check_grow(struct wtio_inode *inode, int64_t size)
 {
-	int64_t limit = fsize_limit();
+	int64_t limit = wtio_rlimit_fsize();
 
 	if (limit < 0 || size <= limit)
 		return 0;

@@ -10,14 +10,15 @@
 
 #include <wtio.h>
 #include "sync.h"
+#include "rlimit_fsize.h"
 #include "ctx.h"
 #include "inode.h"
 #include "size.h"
 #include "writeback.h"
 #include "errseq.h"
 
-int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
-		      unsigned int how)
+static int make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
+			unsigned int how)
 {
 	bool go_on = !(how & WTIO_DURABLE_STOP);
 	uint64_t seq = atomic_load(&inode->redirty_seq);
@@ -73,6 +74,20 @@ int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
 	return ret;
 }
 
+/* Write-back and size fixes past RLIMIT_FSIZE fail in this thread as in
+ * a flusher (rlimit_fsize.h): EFBIG, no SIGXFSZ. */
+int wtio_make_durable(struct wtio_inode *inode, int64_t start, int64_t end,
+		      unsigned int how)
+{
+	struct wtio_xfsz_hold xfsz;
+	int ret;
+
+	wtio_xfsz_hold(&xfsz);
+	ret = make_durable(inode, start, end, how);
+	wtio_xfsz_release(&xfsz);
+	return ret;
+}
+
 void wtio_settle_closed(struct wtio_inode *inode)
 {
 	bool dirty;
@@ -107,8 +122,8 @@ int wtio_fsync_file(struct wtio_file *file, bool datasync)
 	return err ? err : ret;
 }
 
-int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
-			 unsigned int flags)
+static int sync_range(struct wtio_file *file, off_t off, off_t nbytes,
+		      unsigned int flags)
 {
 	struct wtio_inode *inode = file->inode;
 	int64_t end = nbytes ? off + nbytes : -1;
@@ -139,5 +154,19 @@ int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
 		if (!ret)
 			ret = err;
 	}
+	return ret;
+}
+
+/* The waits may end and retry started writeback in this thread, past
+ * RLIMIT_FSIZE too (rlimit_fsize.h). */
+int wtio_sync_file_range(struct wtio_file *file, off_t off, off_t nbytes,
+			 unsigned int flags)
+{
+	struct wtio_xfsz_hold xfsz;
+	int ret;
+
+	wtio_xfsz_hold(&xfsz);
+	ret = sync_range(file, off, nbytes, flags);
+	wtio_xfsz_release(&xfsz);
 	return ret;
 }

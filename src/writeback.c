@@ -22,6 +22,7 @@
 #include "reserve.h"
 #include "inode_slots.h"
 #include "size.h"
+#include "rlimit_fsize.h"
 
 /* Folios looked at per pass over an inode's dirty list: an array on the
  * stack, so that fsync and close cannot fail (or, worse, succeed without
@@ -305,10 +306,12 @@ int wtio_writeback_range(struct wtio_inode *inode, int64_t start, int64_t end,
 	 * stripe boundary, and cutting there would write a stripe in two. */
 	struct wtio_ioend *cur = NULL;
 	uint64_t written = 0, scan = first;
+	struct wtio_xfsz_hold xfsz;
 	int ret;
 
 	if (end >= 0 && end <= start)
 		return 0;
+	wtio_xfsz_hold(&xfsz);
 	/* Submitted here, completed by the context's completion thread,
 	 * like the kernel's WB_SYNC_NONE from the caller. Without memory
 	 * for its control block the pass is done in full here instead, as
@@ -397,10 +400,12 @@ skip:
 		wtio_ioend_send(wbc);
 		/* Errors of started writeback reach fsync through errseq. */
 		wtio_wb_async_end(wbc);
+		wtio_xfsz_release(&xfsz);
 		return 0;
 	}
 	wtio_ioend_reap_all(wbc);
 	ret = atomic_load(&wbc->error);
+	wtio_xfsz_release(&xfsz);
 	return ret;
 }
 
