@@ -22,11 +22,11 @@
  *                    ("@name"); the process then has no cache of its own,
  *                    every served file is the holder's (remote_ops.c)
  *   WTIO_DEBUG       1: one line on stderr per decision
- * The switches (DSYNC, DISABLE, DEBUG, LARGE_FOLIOS) take 0 or 1 and
- * nothing else (shim_env.h).
  *   WTIO_STATS       FILE: a line of the context's I/O counters appended
  *                    to FILE at exit; "1" or "stderr": written to the
  *                    stderr the process started with; "0": none
+ * The switches (DSYNC, DISABLE, DEBUG, LARGE_FOLIOS) take 0 or 1 and
+ * nothing else, IO_CHANNEL its two names (shim_env.h).
  */
 #include <errno.h>
 #include <limits.h>
